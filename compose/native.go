@@ -1,0 +1,367 @@
+package compose
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults for NativeOptions, applied to its zero fields.
+const (
+	// DefaultBinary is the redis-server program looked up in PATH.
+	DefaultBinary = "redis-server"
+	// DefaultHost is the address native servers bind to: loopback only, because they run with
+	// protected mode off and no password.
+	DefaultHost = "127.0.0.1"
+	// DefaultStartTimeout bounds how long a start waits for PING to be answered.
+	DefaultStartTimeout = 10 * time.Second
+)
+
+const (
+	// stopGrace is how long Close lets redis-server shut down on SIGTERM before SIGKILL.
+	stopGrace = 5 * time.Second
+	// logTailLines is how much of the server log goes into a start error.
+	logTailLines = 20
+	// logKeepBytes caps the log kept in memory after Close; the tail is what explains a failure.
+	logKeepBytes = 256 << 10
+	// logFileName is the server log inside the process's temp dir.
+	logFileName = "redis.log"
+)
+
+// NativeOptions configure native redis-server processes. The zero value means all defaults. A
+// NativeOptions is a plain value: do not change one while a start that uses it is running.
+type NativeOptions struct {
+	// Binary is the redis-server program: a name looked up in PATH, or a path. Default
+	// DefaultBinary.
+	Binary string
+	// Host is the IP address servers bind to and clients dial. Default DefaultHost; anything
+	// but loopback exposes a server with no password.
+	Host string
+	// StartTimeout bounds the whole start, including retries after a port clash. Default
+	// DefaultStartTimeout; it must not be negative.
+	StartTimeout time.Duration
+	// ExtraArgs are appended to the server's command line, after lockbench's own settings so
+	// they override them, e.g. {"--maxmemory", "100mb"}.
+	ExtraArgs []string
+}
+
+// withDefaults returns o with its zero fields filled in.
+func (o NativeOptions) withDefaults() (NativeOptions, error) {
+	if o.Binary == "" {
+		o.Binary = DefaultBinary
+	}
+	if o.Host == "" {
+		o.Host = DefaultHost
+	}
+	switch {
+	case o.StartTimeout == 0:
+		o.StartTimeout = DefaultStartTimeout
+	case o.StartTimeout < 0:
+		return o, fmt.Errorf("compose: NativeOptions.StartTimeout %v is negative", o.StartTimeout)
+	}
+	return o, nil
+}
+
+// findBinary resolves name to an absolute path. The path must be absolute because the process
+// starts in its own temp dir, where a relative path would mean something else.
+func findBinary(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		explicit := strings.ContainsRune(name, filepath.Separator) || strings.ContainsRune(name, '/')
+		if !explicit && name == DefaultBinary && errors.Is(err, exec.ErrNotFound) {
+			return "", ErrRedisServerNotFound
+		}
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return "", &binaryError{name: name, explicit: explicit, err: err}
+		}
+		// It exists but cannot be run (not executable, a directory): that is not "install
+		// redis-server", so it does not wrap ErrRedisServerNotFound.
+		return "", fmt.Errorf("compose: redis-server binary %q cannot be used: %w", name, err)
+	}
+	return filepath.Abs(path)
+}
+
+// freePort asks the kernel for a free TCP port on host. The port is free only until someone
+// else takes it, so starts retry when the server reports it in use.
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("compose: find a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// nativeProcess is one redis-server child with its own temp dir, which holds its log and is its
+// working directory (so any file it writes lands there and is removed with it). Its methods are
+// safe for concurrent use.
+type nativeProcess struct {
+	cmd     *exec.Cmd
+	dir     string
+	logPath string
+
+	// done is closed by the reaper goroutine once cmd.Wait has returned; waitErr is set before.
+	done    chan struct{}
+	waitErr error
+
+	stopOnce sync.Once
+	stopErr  error
+
+	mu       sync.Mutex
+	stopped  bool   // dir is gone; finalLog holds what the log said
+	finalLog string // log snapshot taken before the dir was removed
+}
+
+// startProcess starts bin with args in a new temp dir, stdout and stderr going to the log file
+// there. Config errors are printed to stderr before redis-server opens any log file, so both
+// streams must land in it.
+func startProcess(bin string, args []string) (*nativeProcess, error) {
+	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	if err != nil {
+		return nil, fmt.Errorf("compose: make temp dir for redis-server: %w", err)
+	}
+	logPath := filepath.Join(dir, logFileName)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("compose: create redis-server log: %w", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Stdout = logFile // an *os.File is handed to the child as is: no copying goroutine
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = sysProcAttr()
+	err = cmd.Start()
+	logFile.Close() // the child has its own descriptor now
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("compose: start %s: %w", bin, err)
+	}
+	p := &nativeProcess{cmd: cmd, dir: dir, logPath: logPath, done: make(chan struct{})}
+	// The one reaper: it alone calls Wait, so the child never lingers as a zombie and
+	// everyone else learns of the exit from done.
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// pid returns the child's process id.
+func (p *nativeProcess) pid() int { return p.cmd.Process.Pid }
+
+// exited reports whether the child has exited and been reaped.
+func (p *nativeProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the child (SIGTERM, then SIGKILL after grace), waits until it is reaped, keeps its
+// log in memory and removes its temp dir. Later and concurrent calls wait for the first and
+// return its result.
+func (p *nativeProcess) stop(grace time.Duration) error {
+	p.stopOnce.Do(func() {
+		if !p.exited() {
+			// Where SIGTERM cannot be sent (Windows), kill at once.
+			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				_ = p.cmd.Process.Kill()
+			}
+			t := time.NewTimer(grace)
+			select {
+			case <-p.done:
+			case <-t.C:
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
+			t.Stop()
+		}
+		final := readLogTail(p.logPath, logKeepBytes)
+		p.mu.Lock()
+		p.finalLog, p.stopped = final, true
+		p.mu.Unlock()
+		if err := os.RemoveAll(p.dir); err != nil {
+			p.stopErr = fmt.Errorf("compose: remove redis-server dir: %w", err)
+		}
+	})
+	return p.stopErr
+}
+
+// log returns the server log so far, or as it was when the process was stopped.
+func (p *nativeProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return p.finalLog
+	}
+	return readLogTail(p.logPath, logKeepBytes)
+}
+
+// exitError describes how the child ended, for a start that it did not survive.
+func (p *nativeProcess) exitError() error {
+	<-p.done
+	if p.waitErr != nil {
+		return fmt.Errorf("%w (%v)", ErrServerExited, p.waitErr)
+	}
+	return fmt.Errorf("%w (exit status 0)", ErrServerExited)
+}
+
+// readLogTail returns at most the last max bytes of the file at path, cut to whole lines, or ""
+// if it cannot be read: a missing log must not hide the error being reported.
+func readLogTail(path string, max int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	if fi.Size() <= max {
+		b, err := io.ReadAll(f)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	// Read one byte more than kept, so a line that starts exactly at the cut is kept whole.
+	b, err := io.ReadAll(io.NewSectionReader(f, fi.Size()-max-1, max+1))
+	if err != nil {
+		return ""
+	}
+	if i := strings.IndexByte(string(b), '\n'); i >= 0 {
+		return string(b[i+1:])
+	}
+	return ""
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(s[:i], '\n')
+		if i < 0 {
+			return s
+		}
+	}
+	if i == len(s) {
+		return ""
+	}
+	return s[i+1:]
+}
+
+// waitReady polls addr until the server started as p answers PING, p exits, or ctx ends. A
+// server that answers but is not p (another one won the port race) does not count: p will fail
+// to bind and exit, and the caller retries on a new port.
+func waitReady(ctx context.Context, p *nativeProcess, addr string) error {
+	// The exit of p cancels the wait at once, even in the middle of a PING to a port that a
+	// foreign listener holds and never answers.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.done:
+			cancel(p.exitError())
+		case <-ctx.Done():
+		}
+	}()
+	delay := 5 * time.Millisecond
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if p.exited() {
+				return p.exitError()
+			}
+			return fmt.Errorf("no answer to PING: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+		up, pid := ping(ctx, addr)
+		if up && (pid == 0 || pid == p.pid()) && !p.exited() {
+			return nil
+		}
+		t.Reset(delay)
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// ping sends an inline PING to addr on a fresh connection and reports whether the server is up,
+// plus its process id from INFO server (0 when it cannot tell, e.g. INFO renamed away). A
+// server that wants a password (-NOAUTH) is up too: ExtraArgs may set requirepass.
+func ping(ctx context.Context, addr string) (up bool, pid int) {
+	d := net.Dialer{Timeout: time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false, 0
+	}
+	defer conn.Close()
+	// Closing the connection is what interrupts a read blocked on a silent peer.
+	defer context.AfterFunc(ctx, func() { conn.Close() })()
+	deadline := time.Now().Add(time.Second)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	conn.SetDeadline(deadline)
+	r := bufio.NewReader(conn)
+
+	if _, err := io.WriteString(conn, "PING\r\n"); err != nil {
+		return false, 0
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return false, 0
+	}
+	switch {
+	case strings.HasPrefix(line, "+PONG"):
+	case strings.HasPrefix(line, "-NOAUTH"):
+		return true, 0
+	default: // e.g. -LOADING: up but not ready
+		return false, 0
+	}
+
+	if _, err := io.WriteString(conn, "INFO server\r\n"); err != nil {
+		return true, 0
+	}
+	return true, infoPid(r)
+}
+
+// infoPid reads one bulk-string reply to INFO and returns its process_id, or 0.
+func infoPid(r *bufio.Reader) int {
+	head, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 || n > 1<<20 {
+		return 0
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(body), "\r\n") {
+		if v, ok := strings.CutPrefix(l, "process_id:"); ok {
+			pid, _ := strconv.Atoi(v)
+			return pid
+		}
+	}
+	return 0
+}

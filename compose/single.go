@@ -1,0 +1,120 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// maxPortAttempts bounds retries after losing the race for a free port to another process.
+const maxPortAttempts = 5
+
+// Single is one private standalone redis-server process started by StartSingle. Its methods are
+// safe for concurrent use.
+type Single struct {
+	proc *nativeProcess
+	addr string
+}
+
+var _ Topology = (*Single)(nil)
+
+// StartSingle starts one private redis-server on a free port of opt.Host, with no persistence
+// (--save "" --appendonly no) and protected mode off, in its own temp dir where it also logs,
+// and waits until it answers PING. ctx bounds only the start: the server runs until Close. On
+// failure nothing is left running and the error includes the last lines of the server log; it
+// wraps ErrRedisServerNotFound when there is no binary, ErrServerExited when the server died
+// during startup, and ctx's cause or context.DeadlineExceeded when time ran out. StartSingle is
+// safe for concurrent use; each call starts its own server.
+func StartSingle(ctx context.Context, opt NativeOptions) (*Single, error) {
+	return startSingle(ctx, opt, freePort)
+}
+
+// startSingle is StartSingle with the port picker passed in, so tests can make it lose the port
+// race on purpose.
+func startSingle(ctx context.Context, opt NativeOptions, pickPort func(host string) (int, error)) (*Single, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	bin, err := findBinary(opt.Binary)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, opt.StartTimeout,
+		&startTimeoutError{timeout: opt.StartTimeout})
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		port, err := pickPort(opt.Host)
+		if err != nil {
+			return nil, err
+		}
+		s, err := startSingleOn(ctx, bin, opt, port)
+		if err == nil {
+			return s, nil
+		}
+		var se *startError
+		if attempt == maxPortAttempts || !errors.As(err, &se) || !lostPortRace(se) || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+// lostPortRace reports whether a start failed only because someone took the port between
+// freePort and the server's bind.
+func lostPortRace(se *startError) bool {
+	return errors.Is(se.cause, ErrServerExited) && strings.Contains(se.logTail, "Address already in use")
+}
+
+// startSingleOn makes one attempt on one port; on failure the process is stopped and its dir
+// removed before the error is returned.
+func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int) (*Single, error) {
+	addr := net.JoinHostPort(opt.Host, strconv.Itoa(port))
+	args := append([]string{
+		"--port", strconv.Itoa(port),
+		"--bind", opt.Host,
+		"--save", "",
+		"--appendonly", "no",
+		"--protected-mode", "no",
+		"--daemonize", "no",
+	}, opt.ExtraArgs...)
+	p, err := startProcess(bin, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, p, addr); err != nil {
+		_ = p.stop(stopGrace)
+		return nil, &startError{addr: addr, pid: p.pid(), cause: err, logTail: lastLines(p.log(), logTailLines)}
+	}
+	return &Single{proc: p, addr: addr}, nil
+}
+
+// Addr returns the server's "host:port". It is safe for concurrent use.
+func (s *Single) Addr() string { return s.addr }
+
+// Addrs returns the server's address as a one-element slice the caller owns. It is safe for
+// concurrent use.
+func (s *Single) Addrs() []string { return []string{s.addr} }
+
+// Kind returns KindSingle. It is safe for concurrent use.
+func (s *Single) Kind() string { return KindSingle }
+
+// Describe returns the one master node. It is safe for concurrent use.
+func (s *Single) Describe() Description {
+	return Description{Kind: KindSingle, Nodes: []Node{{Addr: s.addr, Role: RoleMaster}}}
+}
+
+// Pid returns the server's process id, for fault injection (SIGSTOP, SIGKILL) and checks. It is
+// safe for concurrent use.
+func (s *Single) Pid() int { return s.proc.pid() }
+
+// Log returns the end (up to 256 KiB) of the server log so far; after Close, as it was when the
+// server stopped. It is meant for failure reports and is safe for concurrent use.
+func (s *Single) Log() string { return s.proc.log() }
+
+// Close stops the server (SIGTERM, then SIGKILL after 5 s), waits for the process to exit, and
+// removes its temp dir. A server that already died (a fault test killed it) is not an error.
+// Close is idempotent and safe for concurrent use: every call waits for the first to finish and
+// returns its result.
+func (s *Single) Close() error { return s.proc.stop(stopGrace) }

@@ -1,0 +1,5 @@
+package drivers
+
+import "runtime"
+
+func goMaxProcs() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,118 @@
+package lockcore
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/rueidis"
+)
+
+// Client is a lock engine bound to one Redis deployment. It is safe for concurrent use; create
+// one per process and share it, so that waiters and renewals are coalesced across goroutines.
+type Client struct {
+	rdb       rueidis.Client
+	ownClient bool
+	opt       Options
+	leaseArg  string // opt.LeaseTime in ms, formatted once for the hot path
+	// publishCmd is how unlock scripts announce a release: "publish", or "spublish" where the
+	// deployment is a Redis 7 cluster and Redisson uses sharded pub/sub.
+	publishCmd string
+
+	owners  atomic.Uint64
+	holds   holdTable
+	waiters waitTable
+
+	ctx      context.Context // canceled by Close; stops background work
+	cancel   context.CancelFunc
+	bg       sync.WaitGroup
+	closeMu  sync.Once
+	closed   atomic.Bool
+	renewals atomic.Int64
+	epoch    time.Time // origin of now(); time.Since uses the monotonic clock
+}
+
+// New returns a Client. It connects (or takes opt.Client) and starts the watchdog.
+func New(opt Options) (*Client, error) {
+	if err := opt.fill(); err != nil {
+		return nil, err
+	}
+	c := &Client{opt: opt, rdb: opt.Client, epoch: time.Now()}
+	if c.rdb == nil {
+		ro := opt.Redis
+		// Client-side caching is of no use to locks and costs a CLIENT TRACKING per connection.
+		ro.DisableCache = true
+		if ro.MaxFlushDelay == 0 {
+			ro.MaxFlushDelay = DefaultMaxFlushDelay
+		}
+		rdb, err := rueidis.NewClient(ro)
+		if err != nil {
+			return nil, err
+		}
+		c.rdb, c.ownClient = rdb, true
+	}
+	if c.opt.ID == "" {
+		c.opt.ID = uuid.NewString()
+	}
+	c.leaseArg = msArg(c.opt.LeaseTime)
+	c.publishCmd = "publish"
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.holds.init()
+	c.waiters.init(c)
+	c.bg.Add(1)
+	go c.watchdog()
+	return c, nil
+}
+
+// ID returns the client identity written as the first part of every hash field.
+func (c *Client) ID() string { return c.opt.ID }
+
+// Redis returns the underlying rueidis client.
+func (c *Client) Redis() rueidis.Client { return c.rdb }
+
+// NewOwner returns a fresh Owner, distinct from every other Owner of this Client.
+func (c *Client) NewOwner() Owner {
+	return c.OwnerWithID(c.owners.Add(1))
+}
+
+// OwnerWithID returns the Owner whose hash field is "<client id>:<id>", as a Redisson client
+// with the same id would write for thread id. Owners made by NewOwner count up from 1; to mix
+// the two, pick ids that NewOwner will not reach.
+func (c *Client) OwnerWithID(id uint64) Owner {
+	return Owner{field: c.opt.ID + ":" + strconv.FormatUint(id, 10)}
+}
+
+// Renewals returns how many lease renewals the watchdog has sent.
+func (c *Client) Renewals() int64 { return c.renewals.Load() }
+
+// Close stops the watchdog and the subscriptions and, if New built the rueidis client, closes it.
+// Locks still held are not released; their leases run out. Close is idempotent.
+func (c *Client) Close() {
+	c.closeMu.Do(func() {
+		c.closed.Store(true)
+		c.cancel()
+		c.bg.Wait()
+		if c.ownClient {
+			c.rdb.Close()
+		}
+	})
+}
+
+// Owner identifies one lock holder, the role a thread id plays in Redisson. Owners are values;
+// copies are the same owner. An Owner must not take or release locks from two goroutines at once.
+type Owner struct {
+	field string
+}
+
+// IsZero reports whether o was not made by a Client.
+func (o Owner) IsZero() bool { return o.field == "" }
+
+// Field returns the hash field this owner writes in Redis: "<client id>:<owner id>".
+func (o Owner) Field() string { return o.field }
+
+func msArg(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}

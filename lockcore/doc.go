@@ -1,0 +1,22 @@
+// Package lockcore is a Redis lock engine that speaks Redisson's lock protocol, built on rueidis.
+//
+// A Go service using lockcore and a Java service using Redisson exclude each other on the same lock
+// name: the lock is a hash at key name whose field "<client id>:<owner id>" holds the reentrancy
+// count, the key carries a PEXPIRE lease, and a full release PUBLISHes "0" on
+// "redisson_lock__channel:{name}".
+//
+// What makes it fast:
+//   - every script runs by EVALSHA; the body is sent only after the server answers NOSCRIPT;
+//   - no mutex is held around I/O, so concurrent callers' commands share round trips through
+//     rueidis' auto-pipelining;
+//   - all goroutines of one Client waiting on one lock share one subscription, and a release wakes
+//     one of them instead of a herd;
+//   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
+//
+// Owner identity. Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which
+// plays the role of Redisson's thread id. The Client remembers each lock it holds in a local table
+// that maps the lock name to the current local Owner and, separately, to the hash field written in
+// Redis. Keeping the two apart is deliberate: a later step (lock cohorting) can pass a held lock
+// from one local Owner to another by changing the table entry alone, with no Redis round trip,
+// while the field in Redis stays that of the process.
+package lockcore

@@ -1,0 +1,149 @@
+package lockcore
+
+import (
+	"hash/maphash"
+	"math"
+	"sync"
+)
+
+// hold is the local record of one lock this Client holds.
+type hold struct {
+	owner    Owner  // the local holder now
+	field    string // the hash field in Redis; stays put if the hold moves to another local owner
+	count    int    // reentrant holds, mirroring the count in Redis
+	leaseArg string // lease in ms, sent again on partial unlock and renewal
+	watchdog bool   // renewed by the watchdog (taken without an explicit lease)
+	lastSet  int64  // monotonic-ish nanoseconds (Client.now) when the lease was last set
+}
+
+const holdShards = 64
+
+// holdTable maps lock names to holds. It is sharded so that concurrent acquisitions of different
+// locks rarely meet on a mutex; the mutexes guard map operations only, never I/O.
+type holdTable struct {
+	seed   maphash.Seed
+	shards [holdShards]holdShard
+}
+
+type holdShard struct {
+	mu sync.Mutex
+	m  map[string]*hold
+	_  [40]byte // keep shards on separate cache lines
+}
+
+func (t *holdTable) init() {
+	t.seed = maphash.MakeSeed()
+	for i := range t.shards {
+		t.shards[i].m = make(map[string]*hold)
+	}
+}
+
+func (t *holdTable) shard(name string) *holdShard {
+	return &t.shards[maphash.String(t.seed, name)%holdShards]
+}
+
+// acquired records that owner's field now holds name in Redis (once more, if it held it).
+func (t *holdTable) acquired(name string, owner Owner, leaseArg string, watchdog bool, now int64) {
+	s := t.shard(name)
+	s.mu.Lock()
+	h := s.m[name]
+	if h != nil && h.owner == owner {
+		h.count++
+		h.lastSet = now
+		s.mu.Unlock()
+		return
+	}
+	// Either new, or a stale record of a previous local holder whose unlock reply has not been
+	// processed yet: Redis just granted the lock to owner, so the record is owner's now.
+	s.m[name] = &hold{owner: owner, field: owner.field, count: 1, leaseArg: leaseArg, watchdog: watchdog, lastSet: now}
+	s.mu.Unlock()
+}
+
+// lookup returns the field and lease to unlock name as owner, and the record to settle after.
+// ok is false when the lock is held locally by another owner.
+func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, ok bool) {
+	s := t.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h = s.m[name]
+	if h == nil {
+		return nil, owner.field, "", true
+	}
+	if h.owner != owner {
+		return nil, "", "", false
+	}
+	return h, h.field, h.leaseArg, true
+}
+
+// released settles h after an unlock: gone is true when Redis no longer holds it for us.
+func (t *holdTable) released(name string, h *hold, gone bool) {
+	if h == nil {
+		return
+	}
+	s := t.shard(name)
+	s.mu.Lock()
+	if s.m[name] == h {
+		if gone {
+			delete(s.m, name)
+		} else if h.count > 1 {
+			h.count--
+		}
+	}
+	s.mu.Unlock()
+}
+
+// renewal is one lease to renew.
+type renewal struct {
+	name     string
+	h        *hold
+	field    string
+	leaseArg string
+}
+
+// due appends the watchdog holds whose lease was set at or before cutoff, and marks them set at now.
+func (t *holdTable) due(dst []renewal, cutoff, now int64) []renewal {
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		for name, h := range s.m {
+			if h.watchdog && h.lastSet <= cutoff {
+				h.lastSet = now
+				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return dst
+}
+
+// lost drops h if it is still the record for name: its renewal found the lock gone.
+func (t *holdTable) lost(name string, h *hold) {
+	s := t.shard(name)
+	s.mu.Lock()
+	if s.m[name] == h {
+		delete(s.m, name)
+	}
+	s.mu.Unlock()
+}
+
+// len returns the number of held locks.
+func (t *holdTable) len() int {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// retryRenewal makes h due again at the next watchdog tick after a failed renewal.
+func (t *holdTable) retryRenewal(name string, h *hold) {
+	s := t.shard(name)
+	s.mu.Lock()
+	if s.m[name] == h {
+		h.lastSet = math.MinInt64
+	}
+	s.mu.Unlock()
+}

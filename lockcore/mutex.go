@@ -1,0 +1,203 @@
+package lockcore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Mutex is a reentrant lock with Redisson's RLock protocol. It is a cheap handle: make one per
+// use or keep it; it is safe for concurrent use by different Owners.
+type Mutex struct {
+	c       *Client
+	name    string
+	channel string
+}
+
+// Mutex returns the reentrant lock stored at key name.
+func (c *Client) Mutex(name string) *Mutex {
+	return &Mutex{c: c, name: name, channel: channelName(name)}
+}
+
+// Name returns the lock's key.
+func (m *Mutex) Name() string { return m.name }
+
+// Lock blocks until owner holds the lock or ctx ends. The lock is taken with the Client's
+// LeaseTime and renewed by the watchdog until Unlock. Taking it again while holding it counts up.
+func (m *Mutex) Lock(ctx context.Context, owner Owner) error {
+	_, err := m.acquire(ctx, owner, -1, 0)
+	return err
+}
+
+// LockLease blocks until owner holds the lock or ctx ends. The lock expires after lease unless
+// released earlier; it is not renewed.
+func (m *Mutex) LockLease(ctx context.Context, owner Owner, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("lockcore: lease %v must be positive", lease)
+	}
+	_, err := m.acquire(ctx, owner, -1, lease)
+	return err
+}
+
+// TryLock tries to take the lock for up to wait (0: one attempt, no waiting). A lease of 0 means
+// the Client's LeaseTime with watchdog renewal; a positive lease expires and is not renewed.
+// It reports whether owner holds the lock; running out of wait is not an error.
+func (m *Mutex) TryLock(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
+	if wait < 0 || lease < 0 {
+		return false, fmt.Errorf("lockcore: wait %v and lease %v must not be negative", wait, lease)
+	}
+	return m.acquire(ctx, owner, wait, lease)
+}
+
+// acquire takes the lock, waiting up to wait (negative: until ctx ends).
+func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
+	if owner.IsZero() {
+		return false, ErrNoOwner
+	}
+	c := m.c
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	leaseArg, watchdog := c.leaseArg, true
+	if lease > 0 {
+		leaseArg, watchdog = msArg(lease), false
+	}
+	ttl, err := m.try(ctx, owner, leaseArg, watchdog)
+	if err != nil || ttl < 0 || wait == 0 {
+		return err == nil && ttl < 0, err
+	}
+
+	var deadline time.Time
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	q := c.waiters.join(m.channel)
+	defer c.waiters.leave(q)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	subscribed := false
+	for {
+		sleep := time.Duration(ttl)
+		if ttl == 0 {
+			// The lock exists without a TTL (not ours: ours always have one); poll slowly.
+			sleep = c.opt.RetryFloor
+		}
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			sleep = min(sleep, left)
+		}
+		timer.Reset(sleep)
+		if !subscribed {
+			// Wait for the subscription before retrying, so a release between our attempt and
+			// the SUBSCRIBE is not missed; the TTL bounds the wait if the subscription fails.
+			select {
+			case <-q.ready:
+				subscribed = true
+				timer.Stop()
+			case <-timer.C:
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		} else {
+			// Go 1.23+ timers: Stop and Reset leave no stale tick behind, so no drain is needed.
+			c.waiters.park(q, timer.C, ctx.Done())
+			timer.Stop()
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		ttl, err = m.try(ctx, owner, leaseArg, watchdog)
+		if err != nil || ttl < 0 {
+			return err == nil, err
+		}
+	}
+}
+
+// try runs the lock script once. It returns -1 when owner now holds the lock, otherwise the
+// lock's remaining TTL in nanoseconds (0 if it has none).
+func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, watchdog bool) (int64, error) {
+	c := m.c
+	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
+	// must still learn whether it got the lock, or the lock would be left held with nobody to
+	// release it. rueidis' connection timeouts bound the wait on a dead server.
+	res := lockScript.exec(detach(ctx), c.rdb, []string{m.name}, []string{leaseArg, owner.field})
+	pttl, err := res.AsInt64()
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			c.holds.acquired(m.name, owner, leaseArg, watchdog, c.now())
+			return -1, nil
+		}
+		return 0, fmt.Errorf("lockcore: lock %q: %w", m.name, err)
+	}
+	switch {
+	case pttl > 0:
+		return pttl * int64(time.Millisecond), nil
+	case pttl == -2:
+		// Expired between the script's checks and PTTL; retry at once.
+		return 1, nil
+	default:
+		return 0, nil
+	}
+}
+
+// Unlock releases one hold of owner on the lock. When the count reaches zero the key is deleted
+// and "0" is published on the unlock channel. It returns an error wrapping ErrNotOwner when owner
+// does not hold the lock.
+func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
+	if owner.IsZero() {
+		return ErrNoOwner
+	}
+	c := m.c
+	h, field, leaseArg, ok := c.holds.lookup(m.name, owner)
+	if !ok {
+		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
+	}
+	if leaseArg == "" {
+		leaseArg = c.leaseArg
+	}
+	res := unlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel}, []string{unlockMessage, leaseArg, field, c.publishCmd})
+	n, err := res.AsInt64()
+	if err != nil {
+		// Whatever the outcome, stop renewing, as Redisson does: a lock whose release failed
+		// must expire with its lease rather than be kept alive by this process forever.
+		c.holds.released(m.name, h, true)
+		if rueidis.IsRedisNil(err) {
+			if h != nil {
+				return fmt.Errorf("%w: the lease on %q ran out while held", ErrNotOwner, m.name)
+			}
+			return fmt.Errorf("%w: %q", ErrNotOwner, m.name)
+		}
+		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
+	}
+	c.holds.released(m.name, h, n == 1)
+	return nil
+}
+
+// HeldBy reports whether this Client's local table shows owner holding the lock, and how many
+// times. It does not ask Redis.
+func (m *Mutex) HeldBy(owner Owner) (int, bool) {
+	s := m.c.holds.shard(m.name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[m.name]; h != nil && h.owner == owner {
+		return h.count, true
+	}
+	return 0, false
+}
+
+// detach returns ctx without its cancellation, allocating only when ctx can be canceled.
+func detach(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}

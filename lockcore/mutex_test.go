@@ -1,0 +1,489 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+func TestMutualExclusion64Goroutines(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	const workers, rounds, keys = 64, 200, 4
+	var occupancy [keys]atomic.Int32
+	var violations, acquired atomic.Int64
+	ctx := ctxT(t, 60*time.Second)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := c.NewOwner()
+			for i := range rounds {
+				k := (w + i) % keys
+				m := c.Mutex(fmt.Sprintf("mx:%d", k))
+				if err := m.Lock(ctx, owner); err != nil {
+					errs <- err
+					return
+				}
+				if occupancy[k].Add(1) != 1 {
+					violations.Add(1)
+				}
+				acquired.Add(1)
+				occupancy[k].Add(-1)
+				if err := m.Unlock(ctx, owner); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d mutual exclusion violations", v)
+	}
+	if got := acquired.Load(); got != workers*rounds {
+		t.Fatalf("acquired %d, want %d", got, workers*rounds)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestReentrancyCounts(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	owner := c.NewOwner()
+	m := c.Mutex("re")
+	for i := 1; i <= 3; i++ {
+		if err := m.Lock(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.int(t, "HGET", "re", owner.Field()); got != int64(i) {
+			t.Fatalf("after %d locks the hold count is %d", i, got)
+		}
+	}
+	if n, ok := m.HeldBy(owner); !ok || n != 3 {
+		t.Fatalf("HeldBy = %d, %v; want 3, true", n, ok)
+	}
+	// Another owner cannot take it while the count is above zero.
+	if ok, err := m.TryLock(ctx, c.NewOwner(), 0, 0); err != nil || ok {
+		t.Fatalf("second owner TryLock = %v, %v; want false", ok, err)
+	}
+	for i := 2; i >= 0; i-- {
+		if err := m.Unlock(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
+		exists := e.int(t, "EXISTS", "re")
+		if i == 0 {
+			if exists != 0 {
+				t.Fatal("key still exists after the last unlock")
+			}
+			break
+		}
+		if got := e.int(t, "HGET", "re", owner.Field()); got != int64(i) {
+			t.Fatalf("hold count %d, want %d", got, i)
+		}
+		if pttl := e.int(t, "PTTL", "re"); pttl <= 0 {
+			t.Fatalf("partial unlock left PTTL %d; the lease must be kept", pttl)
+		}
+	}
+	if err := m.Unlock(ctx, owner); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("unlock past zero = %v, want ErrNotOwner", err)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestRedissonKeyLayoutAndChannel(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{ID: "5f0b7c3e-0000-4000-8000-000000000001"})
+	ctx := ctxT(t, 10*time.Second)
+	owner := c.OwnerWithID(1)
+	if owner.Field() != "5f0b7c3e-0000-4000-8000-000000000001:1" {
+		t.Fatalf("field %q is not <client id>:<thread id>", owner.Field())
+	}
+	m := c.Mutex("orders")
+	if err := m.Lock(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	typ, _ := e.do(t, "TYPE", "orders").ToString()
+	if typ != "hash" {
+		t.Fatalf("lock key type %q, want hash", typ)
+	}
+	if pttl := e.int(t, "PTTL", "orders"); pttl <= 20000 || pttl > 30000 {
+		t.Fatalf("PTTL %d, want the 30 s default lease", pttl)
+	}
+	// A plain subscriber (a Redisson client) sees "0" on redisson_lock__channel:{orders}.
+	got := make(chan string, 1)
+	subscribed := make(chan struct{})
+	rctx, cancel := context.WithCancel(context.Background())
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		hook := rueidis.WithOnSubscriptionHook(rctx, func(s rueidis.PubSubSubscription) {
+			if s.Kind == "subscribe" {
+				close(subscribed)
+			}
+		})
+		e.rdb.Receive(hook, e.rdb.B().Subscribe().Channel("redisson_lock__channel:{orders}").Build(), func(msg rueidis.PubSubMessage) {
+			select {
+			case got <- msg.Message:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-recvDone }()
+	select {
+	case <-subscribed:
+	case <-ctx.Done():
+		t.Fatal("subscription not confirmed")
+	}
+	if err := m.Unlock(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-got:
+		if msg != "0" {
+			t.Fatalf("unlock message %q, want \"0\"", msg)
+		}
+	case <-ctx.Done():
+		t.Fatal("no unlock message")
+	}
+	if name := channelName("{orders}:x"); name != "redisson_lock__channel:{orders}:x" {
+		t.Fatalf("channel for a hash-tagged name: %q", name)
+	}
+}
+
+func TestUnlockByNonOwner(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{})
+	b := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	owner := a.NewOwner()
+	if err := a.Mutex("nu").Lock(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		m     *Mutex
+		owner Owner
+	}{
+		{"other owner of the same client", a.Mutex("nu"), a.NewOwner()},
+		{"owner of another client", b.Mutex("nu"), b.NewOwner()},
+		{"another client using the same owner id", b.Mutex("nu"), b.OwnerWithID(1)},
+	}
+	for _, tc := range cases {
+		if err := tc.m.Unlock(ctx, tc.owner); !errors.Is(err, ErrNotOwner) {
+			t.Errorf("%s: Unlock = %v, want ErrNotOwner", tc.name, err)
+		}
+	}
+	if err := a.Mutex("nu").Unlock(ctx, Owner{}); !errors.Is(err, ErrNoOwner) {
+		t.Errorf("zero owner: Unlock = %v, want ErrNoOwner", err)
+	}
+	if e.int(t, "EXISTS", "nu") != 1 {
+		t.Fatal("a non-owner unlock released the lock")
+	}
+	if err := a.Mutex("nu").Unlock(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestLeaseExpiryFreesLock(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{})
+	b := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	ao := a.NewOwner()
+	if err := a.Mutex("lease").LockLease(ctx, ao, 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	bo := b.NewOwner()
+	if ok, _ := b.Mutex("lease").TryLock(ctx, bo, 0, 0); ok {
+		t.Fatal("taken while the lease was live")
+	}
+	// No renewal for an explicit lease: the lock frees itself and b gets it while waiting.
+	ok, err := b.Mutex("lease").TryLock(ctx, bo, 5*time.Second, time.Second)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the lease = %v, %v", ok, err)
+	}
+	if a.Renewals() != 0 {
+		t.Fatalf("%d renewals of an explicit lease", a.Renewals())
+	}
+	if err := a.Mutex("lease").Unlock(ctx, ao); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("unlock after the lease ran out = %v, want ErrNotOwner", err)
+	}
+	if err := b.Mutex("lease").Unlock(ctx, bo); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestWatchdogRenewsWhileHeldAndStopsAfterUnlock(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
+	b := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	ao := a.NewOwner()
+	m := a.Mutex("wd")
+	if err := m.Lock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1200 * time.Millisecond) // four leases
+	if ok, _ := b.Mutex("wd").TryLock(ctx, b.NewOwner(), 0, 0); ok {
+		t.Fatal("lock lost while held: the watchdog did not renew it")
+	}
+	if pttl := e.int(t, "PTTL", "wd"); pttl <= 0 {
+		t.Fatalf("PTTL %d while held", pttl)
+	}
+	if a.Renewals() < 3 {
+		t.Fatalf("%d renewals in four leases", a.Renewals())
+	}
+	if err := m.Unlock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	after := a.Renewals()
+	time.Sleep(500 * time.Millisecond)
+	if got := a.Renewals(); got != after {
+		t.Fatalf("renewals went on after unlock: %d → %d", after, got)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestWatchdogStopsWhenLockIsGone(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
+	ctx := ctxT(t, 10*time.Second)
+	ao := a.NewOwner()
+	m := a.Mutex("gone")
+	if err := m.Lock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	e.do(t, "DEL", "gone") // an operator deletes the lock
+	deadline := time.Now().Add(2 * time.Second)
+	for a.holds.len() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watchdog still tracks a lock that is gone")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e.int(t, "EXISTS", "gone") != 0 {
+		t.Fatal("a renewal recreated the lock")
+	}
+	if err := m.Unlock(ctx, ao); !errors.Is(err, ErrNotOwner) {
+		t.Fatalf("unlock of a lost lock = %v, want ErrNotOwner", err)
+	}
+}
+
+func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{}) // 30 s lease: only the unlock message can wake the waiter in time
+	b := e.client(t, Options{})
+	ctx := ctxT(t, 20*time.Second)
+	ao := a.NewOwner()
+	if err := a.Mutex("wake").Lock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time, 1)
+	bo := b.NewOwner()
+	go func() {
+		if err := b.Mutex("wake").Lock(ctx, bo); err != nil {
+			t.Error(err)
+		}
+		got <- time.Now()
+	}()
+	waitFor(t, func() bool { return e.numsub(t, "redisson_lock__channel:{wake}") == 1 })
+	released := time.Now()
+	if err := a.Mutex("wake").Unlock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-got:
+		// The TTL was ~30 s; anything near it means the waiter slept through the message.
+		if d := at.Sub(released); d > 5*time.Second {
+			t.Fatalf("waiter took %v after the release; the unlock message was missed", d)
+		}
+	case <-ctx.Done():
+		t.Fatal("waiter never woke")
+	}
+	if err := b.Mutex("wake").Unlock(ctx, bo); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return e.numsub(t, "redisson_lock__channel:{wake}") == 0 })
+	e.assertNoKeys(t)
+}
+
+func TestWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T) {
+	e := newEnv(t)
+	a := e.client(t, Options{})
+	b := e.client(t, Options{})
+	ctx := ctxT(t, 30*time.Second)
+	ao := a.NewOwner()
+	if err := a.Mutex("herd").Lock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 16
+	var wg sync.WaitGroup
+	var holders, violations atomic.Int32
+	for range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := b.NewOwner()
+			m := b.Mutex("herd")
+			if err := m.Lock(ctx, o); err != nil {
+				t.Error(err)
+				return
+			}
+			if holders.Add(1) != 1 {
+				violations.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+			holders.Add(-1)
+			if err := m.Unlock(ctx, o); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitFor(t, func() bool {
+		b.waiters.mu.Lock()
+		defer b.waiters.mu.Unlock()
+		q := b.waiters.queues["redisson_lock__channel:{herd}"]
+		return q != nil && q.refs == waiters
+	})
+	if n := e.numsub(t, "redisson_lock__channel:{herd}"); n != 1 {
+		t.Fatalf("%d subscriptions for %d local waiters, want 1", n, waiters)
+	}
+	before := e.calls(t, "evalsha")
+	if err := a.Mutex("herd").Unlock(ctx, ao); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d violations", v)
+	}
+	// Each release wakes one waiter: about one lock attempt and one unlock per waiter, not a
+	// retry by every waiter per release (that would be ~waiters²).
+	scripts := e.calls(t, "evalsha") - before
+	if scripts > 4*waiters {
+		t.Fatalf("%d script calls for %d waiters: waiters are woken in herds", scripts, waiters)
+	}
+	waitFor(t, func() bool { return e.numsub(t, "redisson_lock__channel:{herd}") == 0 })
+	e.assertNoKeys(t)
+}
+
+func TestNoScriptAfterScriptFlushRecovers(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	o := c.NewOwner()
+	m := c.Mutex("flush")
+	cycle := func() {
+		t.Helper()
+		if err := m.Lock(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Unlock(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		cycle()
+	}
+	// The body goes out once per script (answering the first NOSCRIPT), never again.
+	if n := e.calls(t, "eval"); n != 2 {
+		t.Fatalf("%d EVAL calls for 100 cycles, want 2 (one per script)", n)
+	}
+	if n := e.calls(t, "evalsha"); n != 200 {
+		t.Fatalf("%d EVALSHA calls for 100 cycles, want 200", n)
+	}
+	e.do(t, "SCRIPT", "FLUSH")
+	for range 10 {
+		cycle()
+	}
+	if n := e.calls(t, "eval"); n != 4 {
+		t.Fatalf("%d EVAL calls after SCRIPT FLUSH, want 4", n)
+	}
+	e.assertNoKeys(t)
+}
+
+func TestTryLockWaitTimesOut(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	holder := c.NewOwner()
+	m := c.Mutex("busy")
+	if err := m.Lock(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := m.TryLock(ctx, c.NewOwner(), 200*time.Millisecond, 0)
+	if err != nil || ok {
+		t.Fatalf("TryLock on a held lock = %v, %v; want false, nil", ok, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := m.Lock(cctx, c.NewOwner()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock with an expiring context = %v", err)
+	}
+	if _, err := m.TryLock(ctx, holder, -time.Second, 0); err == nil {
+		t.Fatal("negative wait accepted")
+	}
+	if err := m.Unlock(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return e.numsub(t, "redisson_lock__channel:{busy}") == 0 })
+	e.assertNoKeys(t)
+}
+
+func TestClosedClient(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	c.Close()
+	if err := c.Mutex("x").Lock(context.Background(), c.NewOwner()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Lock on a closed client = %v", err)
+	}
+}
+
+func TestOptionsValidation(t *testing.T) {
+	for _, o := range []Options{
+		{LeaseTime: time.Microsecond},
+		{LeaseTime: time.Second, RenewInterval: 2 * time.Second},
+		{RenewInterval: -time.Second},
+	} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}
+
+func (e *testEnv) numsub(t testing.TB, channel string) int64 {
+	t.Helper()
+	res, err := e.do(t, "PUBSUB", "NUMSUB", channel).ToArray()
+	if err != nil || len(res) != 2 {
+		t.Fatalf("PUBSUB NUMSUB: %v", err)
+	}
+	n, _ := res[1].AsInt64()
+	return n
+}
+
+// waitFor polls cond for up to 5 s; it is for state that settles asynchronously.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

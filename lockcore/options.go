@@ -1,0 +1,62 @@
+package lockcore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Defaults for Options, as Redisson has them.
+const (
+	// DefaultLeaseTime is the lease of a lock taken without an explicit lease; the watchdog
+	// renews it while the lock is held (Redisson's lockWatchdogTimeout).
+	DefaultLeaseTime = 30 * time.Second
+	// DefaultRetryFloor is the longest a waiter sleeps between attempts when the lock it waits
+	// for has no TTL (a foreign lock without expiry), where the returned PTTL gives no bound.
+	DefaultRetryFloor = 100 * time.Millisecond
+	// DefaultMaxFlushDelay is the rueidis MaxFlushDelay New sets on a client it builds: the
+	// pipeline waits up to this long to gather more commands into one write. Under load it cuts
+	// the write syscalls that dominate client CPU (measured with lockbench run and pprof: 65% of
+	// client time in write at 0); 20µs gave the highest throughput and lowest p99 of 0–100µs.
+	DefaultMaxFlushDelay = 20 * time.Microsecond
+)
+
+// Options configure a Client. The zero value of every field means its default.
+type Options struct {
+	// Client is the rueidis client to use. If nil, New builds one from Redis and the Client
+	// closes it on Close; a client passed in here is left open.
+	Client rueidis.Client
+	// Redis configures the client New builds when Client is nil. New sets DisableCache, and
+	// MaxFlushDelay to DefaultMaxFlushDelay when zero (negative: flush at once).
+	Redis rueidis.ClientOption
+	// ID is this client's identity, the first half of every hash field it writes ("<ID>:<owner>").
+	// Default: a random UUID, as Redisson's connection manager id.
+	ID string
+	// LeaseTime is the lease for locks taken without one; they are renewed by the watchdog.
+	// Default DefaultLeaseTime.
+	LeaseTime time.Duration
+	// RenewInterval is how often the watchdog renews held locks. Default LeaseTime/3.
+	RenewInterval time.Duration
+	// RetryFloor bounds a waiter's sleep when the lock has no TTL. Default DefaultRetryFloor.
+	RetryFloor time.Duration
+}
+
+func (o *Options) fill() error {
+	if o.LeaseTime == 0 {
+		o.LeaseTime = DefaultLeaseTime
+	}
+	if o.LeaseTime < time.Millisecond {
+		return fmt.Errorf("lockcore: LeaseTime %v is below 1ms", o.LeaseTime)
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = o.LeaseTime / 3
+	}
+	if o.RenewInterval <= 0 || o.RenewInterval >= o.LeaseTime {
+		return fmt.Errorf("lockcore: RenewInterval %v must be positive and below LeaseTime %v", o.RenewInterval, o.LeaseTime)
+	}
+	if o.RetryFloor <= 0 {
+		o.RetryFloor = DefaultRetryFloor
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package lockcore
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+
+	"github.com/redis/rueidis"
+)
+
+// The scripts implement Redisson's RLock protocol; they are written for lockcore.
+
+// lockScript takes or re-enters the lock.
+// KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field.
+// Returns nil when held, else the lock's PTTL.
+var lockScript = newScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])`)
+
+// unlockScript releases one hold.
+// KEYS[1] lock, KEYS[2] unlock channel; ARGV[1] unlock message, ARGV[2] lease ms, ARGV[3] owner
+// field, ARGV[4] publish command ("publish", or "spublish" on a Redis 7 cluster).
+// Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released.
+var unlockScript = newScript(`
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+return 1`)
+
+// renewScript extends the lease if the owner still holds the lock.
+// KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field. Returns 1 if renewed, 0 if not held.
+var renewScript = newScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`)
+
+// script is a Lua script run by EVALSHA; the body goes over the wire only to answer NOSCRIPT.
+type script struct {
+	body string
+	sha  string
+}
+
+func newScript(body string) *script {
+	sum := sha1.Sum([]byte(body))
+	return &script{body: body, sha: hex.EncodeToString(sum[:])}
+}
+
+func (s *script) evalsha(rdb rueidis.Client, keys, args []string) rueidis.Completed {
+	return rdb.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+func (s *script) eval(rdb rueidis.Client, keys, args []string) rueidis.Completed {
+	return rdb.B().Eval().Script(s.body).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// exec runs the script once.
+func (s *script) exec(ctx context.Context, rdb rueidis.Client, keys, args []string) rueidis.RedisResult {
+	r := rdb.Do(ctx, s.evalsha(rdb, keys, args))
+	if isNoScript(r.Error()) {
+		r = rdb.Do(ctx, s.eval(rdb, keys, args))
+	}
+	return r
+}
+
+// scriptCall is one execution in a batch.
+type scriptCall struct {
+	keys, args []string
+}
+
+// execMulti runs the script once per call, all pipelined together. Calls answered NOSCRIPT are
+// sent again with the body, in a second batch.
+func (s *script) execMulti(ctx context.Context, rdb rueidis.Client, calls []scriptCall) []rueidis.RedisResult {
+	cmds := make(rueidis.Commands, len(calls))
+	for i, c := range calls {
+		cmds[i] = s.evalsha(rdb, c.keys, c.args)
+	}
+	res := rdb.DoMulti(ctx, cmds...)
+	var retry []int
+	for i, r := range res {
+		if isNoScript(r.Error()) {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		cmds = cmds[:0]
+		for _, i := range retry {
+			cmds = append(cmds, s.eval(rdb, calls[i].keys, calls[i].args))
+		}
+		for j, r := range rdb.DoMulti(ctx, cmds...) {
+			res[retry[j]] = r
+		}
+	}
+	return res
+}
+
+func isNoScript(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && re.IsNoScript()
+}

@@ -1,0 +1,219 @@
+package lockcore
+
+import (
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// waitTable coalesces the waiters of one Client: all goroutines waiting on one lock share one
+// subscription to its unlock channel, and each unlock message wakes one of them (a permit, as
+// Redisson's semaphore), so a release causes one retry, not one per waiter.
+type waitTable struct {
+	c  *Client
+	mu sync.Mutex
+	// queues has the live queue per channel; closing has queues whose subscription is being torn
+	// down, so that a new queue for the same channel subscribes only after the old one has
+	// unsubscribed (else the late UNSUBSCRIBE would cancel the new SUBSCRIBE on the server).
+	queues  map[string]*waitQueue
+	closing map[string]*waitQueue
+}
+
+// waitQueue is the local waiters of one lock.
+type waitQueue struct {
+	channel string
+	refs    int       // waiters that joined and have not left
+	parked  []*waiter // FIFO of waiters sleeping for a wake-up
+	permits int       // wake-ups that arrived while nobody was parked
+	stopped bool
+
+	ready     chan struct{} // closed once the subscription is confirmed
+	readyOnce sync.Once
+	stop      chan struct{} // closed when the last waiter leaves
+	done      chan struct{} // closed when the subscription goroutine has ended
+}
+
+// waiter is one parked goroutine; wake has room for one wake-up so delivery never blocks.
+type waiter struct {
+	wake chan struct{}
+}
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{wake: make(chan struct{}, 1)} }}
+
+func (t *waitTable) init(c *Client) {
+	t.c = c
+	t.queues = make(map[string]*waitQueue)
+	t.closing = make(map[string]*waitQueue)
+}
+
+// join registers a waiter for channel, subscribing if it is the first.
+func (t *waitTable) join(channel string) *waitQueue {
+	t.mu.Lock()
+	q := t.queues[channel]
+	if q == nil {
+		q = &waitQueue{
+			channel: channel,
+			ready:   make(chan struct{}),
+			stop:    make(chan struct{}),
+			done:    make(chan struct{}),
+		}
+		t.queues[channel] = q
+		prev := t.closing[channel]
+		t.c.bg.Add(1)
+		go t.subscribe(q, prev)
+	}
+	q.refs++
+	t.mu.Unlock()
+	return q
+}
+
+// leave unregisters a waiter; the last one out tears the subscription down.
+func (t *waitTable) leave(q *waitQueue) {
+	t.mu.Lock()
+	q.refs--
+	if q.refs == 0 && !q.stopped {
+		q.stopped = true
+		delete(t.queues, q.channel)
+		t.closing[q.channel] = q
+		close(q.stop)
+	}
+	t.mu.Unlock()
+}
+
+// park sleeps until a wake-up, the timer or done. It reports whether it was woken.
+func (t *waitTable) park(q *waitQueue, timer <-chan time.Time, done <-chan struct{}) bool {
+	t.mu.Lock()
+	if q.permits > 0 {
+		q.permits--
+		t.mu.Unlock()
+		return true
+	}
+	w := waiterPool.Get().(*waiter)
+	q.parked = append(q.parked, w)
+	t.mu.Unlock()
+
+	woken := false
+	select {
+	case <-w.wake:
+		woken = true
+	case <-timer:
+	case <-done:
+	}
+	if !woken {
+		t.mu.Lock()
+		if !q.remove(w) {
+			// Popped by a wake-up that raced with the timer: take it, and the retry that follows
+			// serves it, rather than leaving the lock's next release unnoticed.
+			<-w.wake
+			woken = true
+		}
+		t.mu.Unlock()
+	}
+	waiterPool.Put(w)
+	return woken
+}
+
+// remove takes w out of the parked list; false if it was no longer there.
+func (q *waitQueue) remove(w *waiter) bool {
+	for i, p := range q.parked {
+		if p == w {
+			copy(q.parked[i:], q.parked[i+1:])
+			q.parked[len(q.parked)-1] = nil
+			q.parked = q.parked[:len(q.parked)-1]
+			return true
+		}
+	}
+	return false
+}
+
+// wakeOne hands one wake-up to the longest-parked waiter, or keeps it as a permit.
+func (t *waitTable) wakeOne(q *waitQueue) {
+	t.mu.Lock()
+	if len(q.parked) > 0 {
+		w := q.parked[0]
+		copy(q.parked, q.parked[1:])
+		q.parked[len(q.parked)-1] = nil
+		q.parked = q.parked[:len(q.parked)-1]
+		w.wake <- struct{}{}
+	} else if q.permits < q.refs {
+		q.permits++
+	}
+	t.mu.Unlock()
+}
+
+// subscribe holds the subscription of q until its last waiter leaves, resubscribing after
+// connection failures. Waiters do not depend on it for progress: they also retry after the TTL.
+func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
+	defer t.c.bg.Done()
+	defer t.finish(q)
+	if prev != nil {
+		select {
+		case <-prev.done:
+		case <-t.c.ctx.Done():
+			return
+		}
+	}
+	rdb := t.c.rdb
+	backoff := 10 * time.Millisecond
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-t.c.ctx.Done():
+			return
+		default:
+		}
+		confirmed := make(chan struct{})
+		var confirmOnce sync.Once
+		ctx := rueidis.WithOnSubscriptionHook(t.c.ctx, func(s rueidis.PubSubSubscription) {
+			if s.Kind == "subscribe" {
+				confirmOnce.Do(func() { close(confirmed) })
+				q.readyOnce.Do(func() { close(q.ready) })
+			}
+		})
+		ended := make(chan struct{})
+		go func() {
+			// UNSUBSCRIBE only once SUBSCRIBE is confirmed, so it cannot overtake it.
+			select {
+			case <-q.stop:
+			case <-ended:
+				return
+			}
+			select {
+			case <-confirmed:
+			case <-ended:
+				return
+			}
+			rdb.Do(t.c.ctx, rdb.B().Unsubscribe().Channel(q.channel).Build())
+		}()
+		err := rdb.Receive(ctx, rdb.B().Subscribe().Channel(q.channel).Build(), func(m rueidis.PubSubMessage) {
+			t.wakeOne(q)
+		})
+		close(ended)
+		if err == nil {
+			// Unsubscribed: by us (stop is closed and the loop ends), or by someone else.
+			continue
+		}
+		select {
+		case <-q.stop:
+			return
+		case <-t.c.ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// finish marks q's subscription as gone, so a new queue for its channel may subscribe.
+func (t *waitTable) finish(q *waitQueue) {
+	t.mu.Lock()
+	if t.closing[q.channel] == q {
+		delete(t.closing, q.channel)
+	}
+	t.mu.Unlock()
+	close(q.done)
+}

@@ -1,0 +1,56 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// WriteBenchfmt writes one line per run in the Go benchmark format, so that
+// golang.org/x/perf/cmd/benchstat can compare result sets:
+//
+//	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations
+//
+// The latency percentiles are those of acquire. Runs with no acquisitions are
+// written as a "# " comment instead, because benchstat rejects N=0. It is
+// safe for concurrent use with distinct writers.
+func WriteBenchfmt(w io.Writer, runs []Run) error {
+	var buf bytes.Buffer
+	for _, r := range runs {
+		name := fmt.Sprintf("BenchmarkLock/workload=%s/driver=%s/topology=%s/conc=%d/keys=%d",
+			benchValue(r.Workload), benchValue(r.Driver), benchValue(r.Topology), r.Concurrency, r.Keys)
+		if r.Acquisitions <= 0 {
+			fmt.Fprintf(&buf, "# %s skipped: no acquisitions", name)
+			if r.Incomplete != "" {
+				fmt.Fprintf(&buf, " (%s)", r.Incomplete)
+			}
+			buf.WriteString("\n")
+			continue
+		}
+		nsPerOp := r.DurationS * 1e9 / float64(r.Acquisitions)
+		fmt.Fprintf(&buf, "%s \t%d\t%.1f ns/op\t%.1f acq/s\t%s p50-us\t%s p99-us\t%.3f cmds/acq\t%d violations\n",
+			name, r.Acquisitions, nsPerOp, r.ThroughputPerS,
+			strconv.FormatFloat(r.AcquireLatencyUS.P50, 'f', -1, 64),
+			strconv.FormatFloat(r.AcquireLatencyUS.P99, 'f', -1, 64),
+			r.RedisCommandsPerAcquisition, r.Violations)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// benchValue makes s usable as a key=value part of a benchmark name: a space
+// would end the name and a slash would start a new part.
+func benchValue(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '/' || unicode.IsSpace(r) {
+			return '_'
+		}
+		return r
+	}, s)
+}

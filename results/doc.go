@@ -1,0 +1,10 @@
+// Package results records lock benchmark measurements and reports them.
+//
+// Each worker records into its own Recorder (one HDR histogram per measured
+// operation, so the hot path takes no lock); Merge combines them after the run.
+// Run.Fill turns the merged Stats into one row of the versioned JSON result
+// file, which CI users read and which keeps the encoded histograms so runs can
+// be merged or compared later without loss. WriteSummary and WriteBenchfmt
+// render runs for people and for benchstat, and ParseCommandStats reads Redis
+// INFO commandstats to count the commands each acquisition costs.
+package results

@@ -1,0 +1,210 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of the result file format. It changes only
+// when a change would break existing readers; adding fields does not.
+const SchemaVersion = 1
+
+// ErrBadResult is wrapped by every error that ReadFile and Decode return for
+// a file that is not a valid result file, as opposed to one that cannot be
+// read at all. Check it with errors.Is.
+var ErrBadResult = errors.New("bad result file")
+
+// File is the content of one result file: the runs of one lockbench
+// invocation and where they ran. It is a plain value; it is not safe for
+// concurrent modification.
+type File struct {
+	Schema    int       `json:"schema"`
+	Tool      string    `json:"tool"`
+	Version   string    `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	// Command is the command line of the run (os.Args).
+	Command      []string `json:"command,omitempty"`
+	Host         Host     `json:"host"`
+	RedisVersion string   `json:"redis_version,omitempty"`
+	// Complete is false if the invocation was interrupted or failed part way;
+	// the runs then hold whatever was measured.
+	Complete bool  `json:"complete"`
+	Runs     []Run `json:"runs"`
+}
+
+// Host describes the machine lockbench ran on. It is a plain value and safe
+// for concurrent use.
+type Host struct {
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Hostname   string `json:"hostname,omitempty"`
+}
+
+// NewFile returns a complete File with no runs, stamped with the schema, tool
+// name, lockbench version, command line args, the current time and this
+// host. It is safe for concurrent use.
+func NewFile(version string, args []string) *File {
+	hostname, _ := os.Hostname() // optional; an unknown host is left empty
+	return &File{
+		Schema:    SchemaVersion,
+		Tool:      "lockbench",
+		Version:   version,
+		CreatedAt: time.Now().UTC(),
+		Command:   append([]string(nil), args...),
+		Host: Host{
+			GoVersion:  runtime.Version(),
+			GOOS:       runtime.GOOS,
+			GOARCH:     runtime.GOARCH,
+			NumCPU:     runtime.NumCPU(),
+			GOMAXPROCS: runtime.GOMAXPROCS(0),
+			Hostname:   hostname,
+		},
+		Complete: true,
+		Runs:     []Run{},
+	}
+}
+
+// WriteFile writes f as indented JSON into dir, creating dir if needed, and
+// returns the path. The name is lockbench-<created, UTC>-<workload of the
+// first run, or "run">.json, with -1, -2, … added rather than overwriting an
+// existing file. The file appears complete or not at all. It is safe for
+// concurrent use.
+func WriteFile(dir string, f *File) (string, error) {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode result file: %w", err)
+	}
+	data = append(data, '\n')
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".lockbench-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name()) // after Link the final name keeps the data
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp makes it private
+	}
+	if err != nil {
+		return "", err
+	}
+
+	base := filepath.Join(dir, fileBase(f))
+	for i := 0; ; i++ {
+		path := base + ".json"
+		if i > 0 {
+			path = fmt.Sprintf("%s-%d.json", base, i)
+		}
+		// Link, unlike Rename, refuses to replace an existing file, so two
+		// lockbench processes finishing in the same second cannot clobber
+		// each other.
+		err := os.Link(tmp.Name(), path)
+		if err == nil {
+			return path, nil
+		}
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		// No hard links on this file system: check, then rename.
+		if _, err := os.Lstat(path); err == nil {
+			continue
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return "", err
+		}
+		return path, nil
+	}
+}
+
+// fileBase returns the file name without extension, keeping only characters
+// that are safe in file names on every OS.
+func fileBase(f *File) string {
+	created := f.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	workload := "run"
+	if len(f.Runs) > 0 && f.Runs[0].Workload != "" {
+		workload = strings.Map(func(r rune) rune {
+			switch {
+			case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '_', r == '.':
+				return r
+			}
+			return '_'
+		}, f.Runs[0].Workload)
+	}
+	return "lockbench-" + created.UTC().Format("20060102T150405Z") + "-" + workload
+}
+
+// ReadFile reads and validates the result file at path; see Decode. It is
+// safe for concurrent use.
+func ReadFile(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	f, err := Decode(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Decode reads a result file from r and validates it. Bad JSON, a missing or
+// different schema, or a histogram that does not decode give an error that
+// wraps ErrBadResult and names the field; an error reading r is returned as
+// is. It is safe for concurrent use with distinct readers.
+func Decode(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	// Check the schema first: a file of another schema may not even fit
+	// File, and "schema 2" says more than a type error would.
+	var head struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, badResult("invalid JSON: %v", err)
+	}
+	switch {
+	case head.Schema == nil:
+		return nil, badResult("missing schema (not a lockbench result file?)")
+	case *head.Schema != SchemaVersion:
+		return nil, badResult("schema %d, this lockbench reads schema %d", *head.Schema, SchemaVersion)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, badResult("%v", err)
+	}
+	for i := range f.Runs {
+		if _, _, _, err := f.Runs[i].Histograms.Decode(); err != nil {
+			return nil, badResult("runs[%d].histograms.%v", i, err)
+		}
+	}
+	return &f, nil
+}
+
+func badResult(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadResult, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,186 @@
+package results
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// selfCommand is the command lockbench itself sends to read commandstats; it
+// is not part of the measured workload.
+const selfCommand = "info"
+
+// Percentiles summarises one latency distribution in microseconds. It is a
+// plain value and safe for concurrent use.
+type Percentiles struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Histograms holds a run's latency histograms, each the base64 text of the
+// HdrHistogram V2 compressed encoding, so later tools can merge and compare
+// runs without loss. It is a plain value and safe for concurrent use.
+type Histograms struct {
+	Acquire string `json:"acquire"`
+	Release string `json:"release"`
+	Cycle   string `json:"cycle"`
+}
+
+// Run is one benchmark run in a result file: what was run, and what was
+// measured. Field names and JSON tags are a public contract (see
+// SchemaVersion). It is a plain value; it is not safe for concurrent
+// modification.
+type Run struct {
+	Driver         string            `json:"driver"`
+	DriverSettings map[string]string `json:"driver_settings,omitempty"`
+	Workload       string            `json:"workload"`
+	Topology       string            `json:"topology"`
+	Addrs          []string          `json:"addrs,omitempty"`
+	Concurrency    int               `json:"concurrency"`
+	Keys           int               `json:"keys"`
+	KeyDist        string            `json:"key_dist"`
+	HoldUS         float64           `json:"hold_us"`
+	Seed           int64             `json:"seed"`
+	WarmupS        float64           `json:"warmup_s"`
+
+	// DurationS is the measured, not the planned, duration of the recorded
+	// phase in seconds; an interrupted run is shorter than planned.
+	DurationS        float64     `json:"duration_s"`
+	Acquisitions     int64       `json:"acquisitions"`
+	ThroughputPerS   float64     `json:"throughput_per_s"`
+	AcquireLatencyUS Percentiles `json:"acquire_latency_us"`
+	ReleaseLatencyUS Percentiles `json:"release_latency_us"`
+	CycleLatencyUS   Percentiles `json:"cycle_latency_us"`
+	// Violations counts observed breaches of mutual exclusion.
+	Violations   int64            `json:"violations"`
+	Errors       int64            `json:"errors"`
+	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
+
+	// RedisCommands is the number of commands the servers executed during the
+	// measured phase, from INFO commandstats, leaving out lockbench's own
+	// INFO. Redis also counts the commands a Lua script runs (an HINCRBY inside
+	// EVALSHA counts as both), so this is the work the server did, not the
+	// number of round trips.
+	RedisCommands               int64            `json:"redis_commands"`
+	RedisCommandsPerAcquisition float64          `json:"redis_commands_per_acquisition"`
+	RedisCommandsByName         map[string]int64 `json:"redis_commands_by_name,omitempty"`
+
+	Complete   bool       `json:"complete"`
+	Incomplete string     `json:"incomplete_reason,omitempty"`
+	StartedAt  time.Time  `json:"started_at"`
+	Histograms Histograms `json:"histograms"`
+}
+
+// Fill sets the measured fields of r from s and the elapsed time of the
+// measured phase: duration, acquisitions, throughput (0 if elapsed is not
+// positive), latency percentiles, errors and encoded histograms. A nil s
+// counts as empty. It returns an error only if encoding a histogram fails. It
+// is not safe for concurrent use on the same Run.
+func (r *Run) Fill(s *Stats, elapsed time.Duration) error {
+	if s == nil {
+		s = Merge()
+	}
+	r.DurationS = elapsed.Seconds()
+	r.Acquisitions = s.Acquisitions
+	r.ThroughputPerS = 0
+	if elapsed > 0 {
+		r.ThroughputPerS = float64(s.Acquisitions) / elapsed.Seconds()
+	}
+	r.AcquireLatencyUS = percentiles(s.Acquire)
+	r.ReleaseLatencyUS = percentiles(s.Release)
+	r.CycleLatencyUS = percentiles(s.Cycle)
+	r.Errors = s.ErrorCount()
+	r.ErrorsByKind = nil
+	if len(s.Errors) > 0 {
+		r.ErrorsByKind = maps.Clone(s.Errors)
+	}
+	// Keep the per-acquisition ratio right whichever of Fill and SetCommands
+	// runs first.
+	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
+
+	var err error
+	if r.Histograms.Acquire, err = encode(s.Acquire); err != nil {
+		return fmt.Errorf("encode acquire histogram: %w", err)
+	}
+	if r.Histograms.Release, err = encode(s.Release); err != nil {
+		return fmt.Errorf("encode release histogram: %w", err)
+	}
+	if r.Histograms.Cycle, err = encode(s.Cycle); err != nil {
+		return fmt.Errorf("encode cycle histogram: %w", err)
+	}
+	return nil
+}
+
+// SetCommands sets RedisCommands, RedisCommandsByName and
+// RedisCommandsPerAcquisition (0 when there are no acquisitions) from the
+// commandstats delta of the measured phase, leaving out lockbench's own
+// "info". It may be called before or after Fill. It is not safe for concurrent
+// use on the same Run.
+func (r *Run) SetCommands(delta CommandStats) {
+	r.RedisCommands = delta.Total(selfCommand)
+	r.RedisCommandsByName = nil
+	for name, st := range delta {
+		if name == selfCommand || st.Calls == 0 {
+			continue
+		}
+		if r.RedisCommandsByName == nil {
+			r.RedisCommandsByName = make(map[string]int64)
+		}
+		r.RedisCommandsByName[name] = st.Calls
+	}
+	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
+}
+
+// Decode decodes the three histograms. An empty string decodes as an empty
+// histogram, so a run that failed before measuring still reads back. Errors
+// name the histogram that failed. It is safe for concurrent use.
+func (h Histograms) Decode() (acquire, release, cycle *hdrhistogram.Histogram, err error) {
+	if acquire, err = decode(h.Acquire); err != nil {
+		return nil, nil, nil, fmt.Errorf("acquire: %w", err)
+	}
+	if release, err = decode(h.Release); err != nil {
+		return nil, nil, nil, fmt.Errorf("release: %w", err)
+	}
+	if cycle, err = decode(h.Cycle); err != nil {
+		return nil, nil, nil, fmt.Errorf("cycle: %w", err)
+	}
+	return acquire, release, cycle, nil
+}
+
+func percentiles(h *hdrhistogram.Histogram) Percentiles {
+	return Percentiles{
+		P50:  float64(h.ValueAtQuantile(50)),
+		P90:  float64(h.ValueAtQuantile(90)),
+		P99:  float64(h.ValueAtQuantile(99)),
+		P999: float64(h.ValueAtQuantile(99.9)),
+		Max:  float64(h.Max()),
+		Mean: h.Mean(),
+	}
+}
+
+func perAcquisition(commands, acquisitions int64) float64 {
+	if acquisitions == 0 {
+		return 0
+	}
+	return float64(commands) / float64(acquisitions)
+}
+
+// encode returns the V2 compressed encoding, which the library already
+// returns as base64 text.
+func encode(h *hdrhistogram.Histogram) (string, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	return string(b), err
+}
+
+func decode(s string) (*hdrhistogram.Histogram, error) {
+	if s == "" {
+		return newHistogram(), nil
+	}
+	return hdrhistogram.Decode([]byte(s))
+}

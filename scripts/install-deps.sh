@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# install-deps.sh installs what building and testing lockbench needs: redis-server (tests and
+# lockbench's default topology start their own private servers from it) and a C compiler (go test
+# -race needs cgo). It only installs what is missing, so running it again is cheap. Go itself is
+# checked, not installed.
+#
+# Debian's redis-server package may start a system service on port 6379. That is harmless:
+# lockbench never uses it.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Go installed from https://go.dev/dl lives here but is not always on PATH (fresh CI machines).
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+
+log() { printf 'install-deps: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# as_root runs a command as root: directly when we are root, else through sudo if there is one.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root to run '$*': run this script as root or install sudo"
+	fi
+}
+
+apt_updated=
+# apt_install installs Debian packages, refreshing the package lists once per run.
+apt_install() {
+	if [ -z "$apt_updated" ]; then
+		as_root apt-get update
+		apt_updated=1
+	fi
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+# --- redis-server ---------------------------------------------------------------------------
+if command -v redis-server >/dev/null 2>&1; then
+	log "redis-server present: $(command -v redis-server): $(redis-server --version)"
+else
+	case "$(uname -s)" in
+	Linux)
+		command -v apt-get >/dev/null 2>&1 ||
+			die "redis-server not found and this is not a Debian/Ubuntu system: install Redis 7 (redis-server) with your package manager"
+		log "redis-server not found: installing Debian's redis-server package"
+		# The package's postinst fails when its system service cannot start (say, port 6379 is
+		# taken). We never use that service, so only a missing binary is fatal (checked below).
+		apt_install redis-server ||
+			log "apt-get reported an error installing redis-server; going on if the binary is there"
+		;;
+	Darwin)
+		command -v brew >/dev/null 2>&1 ||
+			die "redis-server not found: install Homebrew (https://brew.sh), then run: brew install redis"
+		log "redis-server not found: brew install redis"
+		brew install redis
+		;;
+	*)
+		die "redis-server not found: install Redis 7 (redis-server) for $(uname -s)"
+		;;
+	esac
+	command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing it"
+	log "installed $(command -v redis-server): $(redis-server --version)"
+fi
+
+# --- Go ---------------------------------------------------------------------------------------
+command -v go >/dev/null 2>&1 ||
+	die "go not found: install Go $(sed -n 's/^go //p' go.mod) or newer from https://go.dev/dl (it goes to /usr/local/go; add /usr/local/go/bin to PATH)"
+# GOTOOLCHAIN=local: report the Go that is installed, rather than let go.mod's go line make
+# this command try to download a newer one.
+have=$(GOTOOLCHAIN=local go env GOVERSION)
+want=go$(sed -n 's/^go //p' go.mod)
+log "go present: $(command -v go): $have"
+if [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n1)" != "$want" ]; then
+	die "go.mod needs $want but $have is installed: get a newer Go from https://go.dev/dl"
+fi
+
+# --- C compiler, for go test -race --------------------------------------------------------------
+if [ "$(uname -s)" = Linux ] && ! command -v gcc >/dev/null 2>&1 && ! command -v cc >/dev/null 2>&1; then
+	if command -v apt-get >/dev/null 2>&1; then
+		log "no C compiler (go test -race needs cgo): installing gcc"
+		apt_install gcc libc6-dev
+	else
+		die "no C compiler: install gcc (go test -race needs cgo)"
+	fi
+fi
+
+log "ok"

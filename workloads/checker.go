@@ -1,0 +1,32 @@
+package workloads
+
+import "sync/atomic"
+
+// Checker detects two holders of one lock at once without trusting the lock: every worker marks
+// a per-key occupancy counter on entering and leaving its critical section, and a counter above
+// one is a mutual-exclusion violation. It sees the holders of this process only. It is safe for
+// concurrent use.
+type Checker struct {
+	occupancy  []atomic.Int32
+	violations atomic.Int64
+}
+
+// NewChecker returns a checker for keys lock names.
+func NewChecker(keys int) *Checker {
+	return &Checker{occupancy: make([]atomic.Int32, keys)}
+}
+
+// Enter marks a holder of key; it counts a violation if another holder is inside.
+func (c *Checker) Enter(key int) {
+	if c.occupancy[key].Add(1) != 1 {
+		c.violations.Add(1)
+	}
+}
+
+// Exit unmarks a holder of key.
+func (c *Checker) Exit(key int) {
+	c.occupancy[key].Add(-1)
+}
+
+// Violations returns the violations seen so far.
+func (c *Checker) Violations() int64 { return c.violations.Load() }

@@ -1,0 +1,104 @@
+// Package workloads decides what to lock (keys, distribution, hold time) and, through pacers,
+// when; it drives any drivers.Locker and records into results.Recorder values.
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults for Config, written down once; the CLI shows them in --help.
+const (
+	DefaultConcurrency = 64
+	DefaultKeys        = 10000
+	DefaultKeyDist     = "uniform"
+	DefaultZipfS       = 1.1
+	DefaultDuration    = 10 * time.Second
+	DefaultWarmup      = 2 * time.Second
+	DefaultSeed        = 1
+	DefaultKeyPrefix   = "lockbench:"
+	// DefaultReleaseTimeout bounds one release; a release is attempted even after the run's end.
+	DefaultReleaseTimeout = 5 * time.Second
+)
+
+// Key distributions.
+const (
+	DistUniform = "uniform"
+	DistZipf    = "zipf"
+)
+
+// ErrBadConfig wraps every validation error, so callers can map it to a usage exit code.
+var ErrBadConfig = errors.New("bad workload config")
+
+// Config is one workload run. The zero value of a field means its default (see Fill).
+type Config struct {
+	// Concurrency is the number of closed-loop workers, each its own lock owner.
+	Concurrency int
+	// Keys is the number of distinct lock names.
+	Keys int
+	// KeyDist is how workers pick keys: "uniform" or "zipf".
+	KeyDist string
+	// ZipfS is the zipf exponent (> 1) when KeyDist is "zipf"; larger is more skewed.
+	ZipfS float64
+	// Hold is how long a worker keeps a lock before releasing it (0: release at once).
+	Hold time.Duration
+	// Duration is the recorded phase's length.
+	Duration time.Duration
+	// Warmup runs before the recorded phase and is not recorded. Negative: no warm-up.
+	Warmup time.Duration
+	// Seed fixes every worker's key sequence.
+	Seed int64
+	// KeyPrefix is prepended to every lock name, to keep lockbench's keys apart.
+	KeyPrefix string
+}
+
+// Fill sets defaults for zero fields.
+func (c *Config) Fill() {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Keys == 0 {
+		c.Keys = DefaultKeys
+	}
+	if c.KeyDist == "" {
+		c.KeyDist = DefaultKeyDist
+	}
+	if c.ZipfS == 0 {
+		c.ZipfS = DefaultZipfS
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Warmup == 0 {
+		c.Warmup = DefaultWarmup
+	}
+	if c.Warmup < 0 {
+		c.Warmup = 0
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = DefaultKeyPrefix
+	}
+}
+
+// Validate reports the first invalid field, wrapping ErrBadConfig.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Concurrency < 1 || c.Concurrency > 100000:
+		return bad("concurrency %d: want 1..100000", c.Concurrency)
+	case c.Keys < 1 || c.Keys > 10_000_000:
+		return bad("keys %d: want 1..10000000", c.Keys)
+	case c.KeyDist != DistUniform && c.KeyDist != DistZipf:
+		return bad("key distribution %q: want %q or %q", c.KeyDist, DistUniform, DistZipf)
+	case c.KeyDist == DistZipf && !(c.ZipfS > 1):
+		return bad("zipf exponent %v: want > 1", c.ZipfS)
+	case c.Hold < 0:
+		return bad("hold %v: must not be negative", c.Hold)
+	case c.Duration <= 0:
+		return bad("duration %v: must be positive", c.Duration)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Workload decides what each locking cycle does. Implementations are safe for concurrent use.
+type Workload interface {
+	// Name is the name users pass to --workload.
+	Name() string
+	// Needs is the lock kinds a driver must support to run it.
+	Needs() drivers.Kind
+	// Start prepares one run: key names and a safety checker shared by all workers.
+	Start(cfg *Config) Instance
+}
+
+// Instance is one run of a workload. It is safe for concurrent use.
+type Instance interface {
+	// NewCycler returns the cycle of worker id, driving w. The pacer calls it from one goroutine.
+	// Releases use release, which outlives the phase so that a lock held when the phase ends is
+	// still given back; the pacer cancels it a grace period after the phase.
+	NewCycler(id int, w drivers.Worker, release context.Context) Cycler
+	// Violations returns the mutual-exclusion violations the checker has seen.
+	Violations() int64
+}
+
+// Cycler performs one locking cycle per call. Not safe for concurrent use.
+type Cycler interface {
+	// Cycle takes, holds and releases; it records into rec when rec is not nil (warm-up passes
+	// nil). It returns ctx.Err() once ctx ends, and nil after a failed cycle it has counted.
+	// It never returns holding a lock: when ctx ends mid-hold it cuts the hold short and releases.
+	Cycle(ctx context.Context, rec *results.Recorder) error
+}
+
+var registry = map[string]Workload{}
+
+// register adds w; called from init in each workload's file.
+func register(w Workload) { registry[w.Name()] = w }
+
+// Get returns the workload called name.
+func Get(name string) (Workload, error) {
+	w, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown workload %q (known: %v)", ErrBadConfig, name, Names())
+	}
+	return w, nil
+}
+
+// Names lists the workloads, sorted.
+func Names() []string {
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
