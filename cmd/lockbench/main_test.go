@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for lockbench in subprocess tests (signals, exit codes).
+func TestMain(m *testing.M) {
+	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func TestDispatchAndBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		out  string // substring of stdout+stderr
+	}{
+		{nil, exitUsage, "Usage"},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"help"}, exitOK, "lockbench run"},
+		{[]string{"version"}, exitOK, "lockbench"},
+		{[]string{"run", "--help"}, exitOK, "Examples"},
+		{[]string{"help", "run"}, exitOK, "--concurrency"},
+		{[]string{"run", "--concurrency", "lots"}, exitUsage, "invalid argument"},
+		{[]string{"run", "--concurrency", "0"}, exitUsage, "--concurrency 0"},
+		{[]string{"run", "--keys", "-3"}, exitUsage, "--keys -3"},
+		{[]string{"run", "--no-such-flag"}, exitUsage, "unknown flag"},
+		{[]string{"run", "--driver", "nope"}, exitUsage, `unknown driver "nope"`},
+		{[]string{"run", "--driver", ""}, exitUsage, "at least one driver"},
+		{[]string{"run", "--workload", "nope"}, exitUsage, `unknown workload "nope"`},
+		{[]string{"run", "--key-dist", "gauss"}, exitUsage, "key distribution"},
+		{[]string{"run", "--key-dist", "zipf", "--zipf-s", "0.5"}, exitUsage, "zipf exponent"},
+		{[]string{"run", "--duration", "-1s"}, exitUsage, "--duration"},
+		{[]string{"run", "--duration", "ten"}, exitUsage, "invalid argument"},
+		{[]string{"run", "--hold", "-1ms"}, exitUsage, "--hold"},
+		{[]string{"run", "--warmup", "-1s"}, exitUsage, "--warmup"},
+		{[]string{"run", "--lease", "-1s"}, exitUsage, "--lease"},
+		{[]string{"run", "--addr", "localhost"}, exitUsage, "want host:port"},
+		{[]string{"run", "--key-prefix", " "}, exitUsage, "--key-prefix"},
+		{[]string{"run", "extra"}, exitUsage, `unexpected argument "extra"`},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		code := dispatch(tc.args, &out, &errb)
+		all := out.String() + errb.String()
+		if code != tc.code || !strings.Contains(all, tc.out) {
+			t.Errorf("lockbench %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, tc.code, tc.out)
+		}
+	}
+}

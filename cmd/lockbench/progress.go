@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// progressUI writes logs and progress to stderr: a self-updating line on a terminal, plain
+// lines otherwise (CI logs get phase lines only, not a line a second). Safe for concurrent use.
+type progressUI struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	dirty bool // a progress line is on screen and must be cleared before other output
+}
+
+func newProgressUI(w io.Writer) *progressUI {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil {
+			tty = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return &progressUI{w: w, tty: tty}
+}
+
+func (u *progressUI) line(format string, a ...any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.clearLocked()
+	fmt.Fprintf(u.w, format+"\n", a...)
+}
+
+func (u *progressUI) progress(p workloads.Progress) {
+	if !u.tty {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	rate := 0.0
+	if s := p.Elapsed.Seconds(); s > 0 {
+		rate = float64(p.Acquisitions) / s
+	}
+	fmt.Fprintf(u.w, "\r\033[K%s %s %4.0fs/%.0fs  %d acquisitions  %.0f/s", p.Driver, p.Phase, p.Elapsed.Seconds(), p.Planned.Seconds(), p.Acquisitions, rate)
+	u.dirty = true
+}
+
+func (u *progressUI) clear() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.clearLocked()
+}
+
+func (u *progressUI) clearLocked() {
+	if u.dirty {
+		fmt.Fprint(u.w, "\r\033[K")
+		u.dirty = false
+	}
+}
