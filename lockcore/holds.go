@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math"
 	"sync"
+	"time"
 )
 
 // hold is the local record of one lock this Client holds.
@@ -12,6 +13,7 @@ type hold struct {
 	field    string // the hash field in Redis; stays put if the hold moves to another local owner
 	count    int    // reentrant holds, mirroring the count in Redis
 	leaseArg string // lease in ms, sent again on partial unlock and renewal
+	lease    int64  // the lease in nanoseconds, to forget explicit-lease holds once expired
 	watchdog bool   // renewed by the watchdog (taken without an explicit lease)
 	lastSet  int64  // monotonic-ish nanoseconds (Client.now) when the lease was last set
 }
@@ -43,7 +45,7 @@ func (t *holdTable) shard(name string) *holdShard {
 }
 
 // acquired records that owner's field now holds name in Redis (once more, if it held it).
-func (t *holdTable) acquired(name string, owner Owner, leaseArg string, watchdog bool, now int64) {
+func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease time.Duration, watchdog bool, now int64) {
 	s := t.shard(name)
 	s.mu.Lock()
 	h := s.m[name]
@@ -55,7 +57,7 @@ func (t *holdTable) acquired(name string, owner Owner, leaseArg string, watchdog
 	}
 	// Either new, or a stale record of a previous local holder whose unlock reply has not been
 	// processed yet: Redis just granted the lock to owner, so the record is owner's now.
-	s.m[name] = &hold{owner: owner, field: owner.field, count: 1, leaseArg: leaseArg, watchdog: watchdog, lastSet: now}
+	s.m[name] = &hold{owner: owner, field: owner.field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now}
 	s.mu.Unlock()
 }
 
@@ -100,13 +102,21 @@ type renewal struct {
 	leaseArg string
 }
 
-// due appends the watchdog holds whose lease was set at or before cutoff, and marks them set at now.
+// due appends the watchdog holds whose lease was set at or before cutoff, and marks them set at
+// now. It also forgets explicit-lease holds whose lease has run out, so that locks left to expire
+// (a common use of a lease) do not accumulate here.
 func (t *holdTable) due(dst []renewal, cutoff, now int64) []renewal {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.Lock()
 		for name, h := range s.m {
-			if h.watchdog && h.lastSet <= cutoff {
+			if !h.watchdog {
+				if now-h.lastSet > h.lease {
+					delete(s.m, name)
+				}
+				continue
+			}
+			if h.lastSet <= cutoff {
 				h.lastSet = now
 				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg})
 			}

@@ -66,8 +66,10 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 	leaseArg, watchdog := c.leaseArg, true
 	if lease > 0 {
 		leaseArg, watchdog = msArg(lease), false
+	} else {
+		lease = c.opt.LeaseTime
 	}
-	ttl, err := m.try(ctx, owner, leaseArg, watchdog)
+	ttl, err := m.try(ctx, owner, leaseArg, lease, watchdog)
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
@@ -115,7 +117,7 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		ttl, err = m.try(ctx, owner, leaseArg, watchdog)
+		ttl, err = m.try(ctx, owner, leaseArg, lease, watchdog)
 		if err != nil || ttl < 0 {
 			return err == nil, err
 		}
@@ -124,7 +126,7 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 
 // try runs the lock script once. It returns -1 when owner now holds the lock, otherwise the
 // lock's remaining TTL in nanoseconds (0 if it has none).
-func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, watchdog bool) (int64, error) {
+func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
 	c := m.c
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
 	// must still learn whether it got the lock, or the lock would be left held with nobody to
@@ -133,7 +135,7 @@ func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, watchdog 
 	pttl, err := res.AsInt64()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			c.holds.acquired(m.name, owner, leaseArg, watchdog, c.now())
+			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, c.now())
 			return -1, nil
 		}
 		return 0, fmt.Errorf("lockcore: lock %q: %w", m.name, err)

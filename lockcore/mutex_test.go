@@ -487,3 +487,23 @@ func waitFor(t testing.TB, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestExpiredExplicitLeaseIsForgotten(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
+	ctx := ctxT(t, 10*time.Second)
+	for i := range 10 {
+		if err := c.Mutex(fmt.Sprintf("left:%d", i)).LockLease(ctx, c.NewOwner(), 100*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.holds.len(); n != 10 {
+		t.Fatalf("%d holds recorded, want 10", n)
+	}
+	// Locks left to expire must not pile up in the client's table.
+	waitFor(t, func() bool { return c.holds.len() == 0 })
+	if c.Renewals() != 0 {
+		t.Fatalf("%d renewals of explicit leases", c.Renewals())
+	}
+	e.assertNoKeys(t)
+}
