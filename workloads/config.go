@@ -20,6 +20,8 @@ const (
 	DefaultKeyPrefix   = "lockbench:"
 	// DefaultReleaseTimeout bounds one release; a release is attempted even after the run's end.
 	DefaultReleaseTimeout = 5 * time.Second
+	// ErrorBackoff is how long a worker pauses after a failed acquire or release.
+	ErrorBackoff = 10 * time.Millisecond
 )
 
 // Key distributions.

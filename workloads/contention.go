@@ -48,6 +48,22 @@ type contentionCycler struct {
 	keys    *keyChooser
 	release context.Context
 	hold    *time.Timer // reused across cycles; nil when Hold is 0
+	backoff *time.Timer // made on the first error
+}
+
+// pause waits ErrorBackoff after a failed operation, so a dead server yields a countable stream
+// of errors rather than a busy loop that starves the machine and inflates the count.
+func (cy *contentionCycler) pause(ctx context.Context) {
+	if cy.backoff == nil {
+		cy.backoff = time.NewTimer(ErrorBackoff)
+	} else {
+		cy.backoff.Reset(ErrorBackoff)
+	}
+	select {
+	case <-cy.backoff.C:
+	case <-ctx.Done():
+		cy.backoff.Stop()
+	}
 }
 
 func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
@@ -59,6 +75,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 			return ctx.Err()
 		}
 		countError(rec, "acquire")
+		cy.pause(ctx)
 		return nil
 	}
 	acquired := time.Now()
@@ -81,6 +98,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		countError(rec, "lease_lost")
 	case err != nil:
 		countError(rec, "release")
+		cy.pause(ctx)
 	case rec != nil:
 		rec.Record(acquired.Sub(start), end.Sub(relStart), end.Sub(start))
 	}

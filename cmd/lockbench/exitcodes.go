@@ -4,8 +4,8 @@ package main
 const (
 	// exitOK: the command did what was asked; for run, every run completed with no violation.
 	exitOK = 0
-	// exitFailure: a run failed (driver or server error) or the safety checker found
-	// mutual-exclusion violations. Results were still written.
+	// exitFailure: a run could not run, counted errors (driver or server), or the safety checker
+	// found mutual-exclusion violations. Results were still written.
 	exitFailure = 1
 	// exitUsage: bad flags, arguments or input files. Nothing was run.
 	exitUsage = 2

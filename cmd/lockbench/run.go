@@ -24,7 +24,7 @@ import (
 
 const runExamples = `
 Examples:
-  # Compare lockcore and the naive SET NX lock on a private redis-server lockbench starts:
+  # Compare the naive SET NX lock and lockcore on a private redis-server lockbench starts:
   lockbench run
 
   # The acceptance run: 64 workers over 10000 keys for 10 s, both drivers in one invocation:
@@ -59,7 +59,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs := pflag.NewFlagSet("lockbench run", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringSliceVar(&f.drivers, "driver", []string{"lockcore", "naive"}, "lock drivers to run one after the other, comma separated: "+strings.Join(drivers.Names(), ", "))
+	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to run one after the other, comma separated (ratios compare to the first): "+strings.Join(drivers.Names(), ", "))
 	fs.StringVar(&f.workload, "workload", "contention", "workload: "+strings.Join(workloads.Names(), ", "))
 	fs.IntVar(&f.cfg.Concurrency, "concurrency", workloads.DefaultConcurrency, "closed-loop workers, each its own lock owner")
 	fs.IntVar(&f.cfg.Keys, "keys", workloads.DefaultKeys, "distinct lock names")
@@ -250,6 +250,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 			continue
+		}
+		if run.Errors > 0 {
+			failed = true
+			fmt.Fprintf(stderr, "lockbench run: %s: %d errors %v\n", name, run.Errors, run.ErrorsByKind)
 		}
 		if run.Violations > 0 {
 			failed = true
