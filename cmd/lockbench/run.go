@@ -99,6 +99,9 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	if f.cfg.Keys < 1 {
 		return bad("--keys %d must be at least 1", f.cfg.Keys)
 	}
+	if f.cfg.Duration <= 0 {
+		return bad("--duration %v must be positive", f.cfg.Duration)
+	}
 	if !fs.Changed("warmup") && f.cfg.Warmup == 0 {
 		f.cfg.Warmup = workloads.DefaultWarmup
 	} else if f.cfg.Warmup == 0 {
@@ -109,12 +112,6 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	}
 	if f.lease < 0 {
 		return bad("--lease %v must not be negative", f.lease)
-	}
-	if f.cfg.Duration <= 0 {
-		return bad("--duration %v must be positive", f.cfg.Duration)
-	}
-	if f.cfg.Hold < 0 {
-		return bad("--hold %v must not be negative", f.cfg.Hold)
 	}
 	if strings.TrimSpace(f.cfg.KeyPrefix) == "" {
 		return bad("--key-prefix must not be empty: it keeps lockbench's keys apart from yours")
