@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/lockbench/lockbench/lockcore"
@@ -47,7 +46,7 @@ func (l *lockcoreLocker) NewWorker() Worker {
 }
 
 func (l *lockcoreLocker) Settings() map[string]string {
-	lease := "30s+watchdog"
+	lease := lockcore.DefaultLeaseTime.String() + " renewed by the watchdog"
 	if l.lease > 0 {
 		lease = l.lease.String()
 	}
@@ -57,9 +56,7 @@ func (l *lockcoreLocker) Settings() map[string]string {
 		"lease":           lease,
 		"scripts":         "EVALSHA",
 		"waiters":         "coalesced, one subscription per lock",
-		"renew_batching":  "one batch per tick",
-		"owner_model":     "explicit owner per worker",
-		"gomaxprocs":      strconv.Itoa(goMaxProcs()),
+		"renewals":        "batched, one pipeline per watchdog tick",
 	}
 }
 

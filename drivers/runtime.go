@@ -1,5 +1,0 @@
-package drivers
-
-import "runtime"
-
-func goMaxProcs() int { return runtime.GOMAXPROCS(0) }
