@@ -77,8 +77,9 @@ func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg s
 	return h, h.field, h.leaseArg, true
 }
 
-// released settles h after an unlock: gone is true when Redis no longer holds it for us.
-func (t *holdTable) released(name string, h *hold, gone bool) {
+// released settles h after an unlock: gone is true when Redis no longer holds it for us. A
+// partial unlock set the lease again (PEXPIRE) at now, so the record's clock follows.
+func (t *holdTable) released(name string, h *hold, gone bool, now int64) {
 	if h == nil {
 		return
 	}
@@ -89,6 +90,7 @@ func (t *holdTable) released(name string, h *hold, gone bool) {
 			delete(s.m, name)
 		} else if h.count > 1 {
 			h.count--
+			h.lastSet = now
 		}
 	}
 	s.mu.Unlock()

@@ -80,9 +80,9 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 	}
 	q := c.waiters.join(m.channel)
 	defer c.waiters.leave(q)
-	timer := time.NewTimer(0)
+	timer := time.NewTimer(time.Hour) // armed per wait below
+	timer.Stop()
 	defer timer.Stop()
-	<-timer.C
 	subscribed := false
 	for {
 		sleep := time.Duration(ttl)
@@ -171,7 +171,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	if err != nil {
 		// Whatever the outcome, stop renewing, as Redisson does: a lock whose release failed
 		// must expire with its lease rather than be kept alive by this process forever.
-		c.holds.released(m.name, h, true)
+		c.holds.released(m.name, h, true, 0)
 		if rueidis.IsRedisNil(err) {
 			if h != nil {
 				return fmt.Errorf("%w: the lease on %q ran out while held", ErrNotOwner, m.name)
@@ -180,7 +180,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		}
 		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
 	}
-	c.holds.released(m.name, h, n == 1)
+	c.holds.released(m.name, h, n == 1, c.now())
 	return nil
 }
 

@@ -507,3 +507,31 @@ func TestExpiredExplicitLeaseIsForgotten(t *testing.T) {
 	}
 	e.assertNoKeys(t)
 }
+
+func TestPartialUnlockKeepsExplicitLeaseHoldTracked(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
+	ctx := ctxT(t, 10*time.Second)
+	o := c.NewOwner()
+	m := c.Mutex("partial")
+	for range 2 {
+		if err := m.LockLease(ctx, o, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := m.Unlock(ctx, o); err != nil { // count 2 → 1; the lease starts again in Redis
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // past the first lease, inside the renewed one
+	if e.int(t, "EXISTS", "partial") != 1 {
+		t.Fatal("lock gone inside the lease set by the partial unlock")
+	}
+	if n, ok := m.HeldBy(o); !ok || n != 1 {
+		t.Fatalf("HeldBy = %d, %v: the client forgot a hold Redis still has", n, ok)
+	}
+	if err := m.Unlock(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
