@@ -20,6 +20,13 @@ type Topology interface {
 const (
 	// KindSingle is one standalone Redis server.
 	KindSingle = "single"
+	// KindSentinel is one master with replicas, monitored by Redis Sentinels; clients connect
+	// to the sentinels and ask them for the master.
+	KindSentinel = "sentinel"
+	// KindCluster is a Redis Cluster; clients connect to any node and follow the slot map.
+	KindCluster = "cluster"
+	// KindMasters is N independent standalone masters, the deployment RedLock is made for.
+	KindMasters = "masters"
 )
 
 // Node roles, as recorded in Node.Role. They use Redis's own words (INFO replication) so that a
@@ -27,6 +34,10 @@ const (
 const (
 	// RoleMaster is a node that accepts writes.
 	RoleMaster = "master"
+	// RoleReplica is a node that replicates a master (INFO says "slave").
+	RoleReplica = "replica"
+	// RoleSentinel is a Redis Sentinel process.
+	RoleSentinel = "sentinel"
 )
 
 // Description is a plain-value snapshot of a topology, safe to copy, encode and share between
@@ -34,6 +45,8 @@ const (
 type Description struct {
 	// Kind is the topology kind, e.g. "single".
 	Kind string `json:"kind"`
+	// MasterName is the name sentinels know the master by; set only for KindSentinel.
+	MasterName string `json:"master_name,omitempty"`
 	// Nodes lists every server of the topology.
 	Nodes []Node `json:"nodes"`
 }

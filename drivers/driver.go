@@ -49,10 +49,14 @@ var ErrNotHeld = errors.New("drivers: lock not held by this worker")
 
 // Config is what a driver needs to open clients against a running Redis deployment.
 type Config struct {
-	// Topology is the deployment kind, e.g. "single".
+	// Topology is the deployment kind: "single", "sentinel", "cluster" or "masters" (the
+	// compose.Kind* constants).
 	Topology string
-	// Addrs are the host:port addresses of the deployment.
+	// Addrs are the host:port addresses clients dial: the server for single, the sentinels for
+	// sentinel, any (seed) nodes for cluster, every independent master for masters.
 	Addrs []string
+	// MasterName is the sentinel master name; used only when Topology is "sentinel".
+	MasterName string
 	// Concurrency is the number of workers that will share the Locker; drivers size pools by it.
 	Concurrency int
 	// Lease is the lock lease. Zero means the driver's default (for lockcore: watchdog renewal).
