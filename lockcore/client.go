@@ -18,8 +18,9 @@ type Client struct {
 	ownClient bool
 	opt       Options
 	leaseArg  string // opt.LeaseTime in ms, formatted once for the hot path
-	// publishCmd is how unlock scripts announce a release: "publish", or "spublish" where the
-	// deployment is a Redis 7 cluster and Redisson uses sharded pub/sub.
+	// pubsub is the resolved mode (never PubSubAuto); publishCmd is how unlock scripts announce
+	// a release in it: "publish", or "spublish" on a Redis 7 cluster, as Redisson does.
+	pubsub     PubSubMode
 	publishCmd string
 
 	owners  atomic.Uint64
@@ -58,7 +59,21 @@ func New(opt Options) (*Client, error) {
 		c.opt.ID = uuid.NewString()
 	}
 	c.leaseArg = msArg(c.opt.LeaseTime)
+	c.pubsub = opt.PubSub
+	if c.pubsub == PubSubAuto {
+		mode, err := detectPubSub(c.rdb)
+		if err != nil {
+			if c.ownClient {
+				c.rdb.Close()
+			}
+			return nil, err
+		}
+		c.pubsub = mode
+	}
 	c.publishCmd = "publish"
+	if c.pubsub == PubSubSharded {
+		c.publishCmd = "spublish"
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.holds.init()
 	c.waiters.init(c)
@@ -84,6 +99,10 @@ func (c *Client) NewOwner() Owner {
 func (c *Client) OwnerWithID(id uint64) Owner {
 	return Owner{field: c.opt.ID + ":" + strconv.FormatUint(id, 10)}
 }
+
+// PubSub returns the pub/sub mode the Client uses for unlock messages: PubSubClassic or
+// PubSubSharded, never PubSubAuto.
+func (c *Client) PubSub() PubSubMode { return c.pubsub }
 
 // Renewals returns how many lease renewals the watchdog has sent.
 func (c *Client) Renewals() int64 { return c.renewals.Load() }

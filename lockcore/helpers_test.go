@@ -11,40 +11,87 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// testEnv is one private redis-server plus a plain rueidis client to inspect it.
+// testEnv is a Redis deployment for one test: how lockcore clients connect to it, a client to
+// inspect keys through the same topology, and one direct client per master for server-wide
+// questions (INFO, KEYS, PUBSUB), which a cluster answers per node.
 type testEnv struct {
-	addr string
-	rdb  rueidis.Client
+	addr    string               // the server, for single-server envs only
+	opt     rueidis.ClientOption // how lockcore clients connect
+	rdb     rueidis.Client       // key commands, routed by the topology
+	masters []rueidis.Client     // one direct connection per master
+	sharded bool                 // unlock messages travel by sharded pub/sub
 }
 
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
 	srv := redistest.NewServer(t)
-	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
+	e := newEnvFor(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}, []string{srv.Addr()}, false)
+	e.addr = srv.Addr()
+	return e
+}
+
+// newEnvFor builds an env on a running deployment: opt says how to reach it through its
+// topology, masters are the master addresses.
+func newEnvFor(t testing.TB, opt rueidis.ClientOption, masters []string, sharded bool) *testEnv {
+	t.Helper()
+	e := &testEnv{opt: opt, sharded: sharded}
+	inspect := opt
+	inspect.DisableCache = true
+	rdb, err := rueidis.NewClient(inspect)
 	if err != nil {
 		t.Fatalf("inspection client: %v", err)
 	}
 	t.Cleanup(rdb.Close)
-	return &testEnv{addr: srv.Addr(), rdb: rdb}
+	e.rdb = rdb
+	for _, addr := range masters {
+		m, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true})
+		if err != nil {
+			t.Fatalf("client for %s: %v", addr, err)
+		}
+		t.Cleanup(m.Close)
+		e.masters = append(e.masters, m)
+	}
+	return e
 }
 
-// client returns a lockcore Client on the env's server, closed when the test ends.
+// client returns a lockcore Client on the env's deployment, closed when the test ends.
 func (e *testEnv) client(t testing.TB, opt Options) *Client {
 	t.Helper()
-	opt.Redis.InitAddress = []string{e.addr}
+	opt.Redis.InitAddress = e.opt.InitAddress
+	opt.Redis.Sentinel = e.opt.Sentinel
 	c, err := New(opt)
 	if err != nil {
 		t.Fatalf("lockcore.New: %v", err)
 	}
 	t.Cleanup(c.Close)
+	if want := e.sharded; (c.PubSub() == PubSubSharded) != want {
+		t.Fatalf("client pub/sub mode %v on a deployment where sharded is %v", c.PubSub(), want)
+	}
 	return c
 }
 
+// do runs a command on the key in args[1] (or a keyless command on the first master), routed
+// the way a cluster routes it.
 func (e *testEnv) do(t testing.TB, args ...string) rueidis.RedisResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return e.rdb.Do(ctx, e.rdb.B().Arbitrary(args...).Build())
+	if len(args) >= 2 {
+		return e.rdb.Do(ctx, e.rdb.B().Arbitrary(args[0]).Keys(args[1]).Args(args[2:]...).Build())
+	}
+	return e.masters[0].Do(ctx, e.masters[0].B().Arbitrary(args...).Build())
+}
+
+// onMasters runs a keyless command on every master and returns the replies.
+func (e *testEnv) onMasters(t testing.TB, args ...string) []rueidis.RedisResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out []rueidis.RedisResult
+	for _, m := range e.masters {
+		out = append(out, m.Do(ctx, m.B().Arbitrary(args...).Build()))
+	}
+	return out
 }
 
 func (e *testEnv) int(t testing.TB, args ...string) int64 {
@@ -56,33 +103,57 @@ func (e *testEnv) int(t testing.TB, args ...string) int64 {
 	return n
 }
 
-// calls returns the calls count of one command from INFO commandstats.
+// calls returns the calls count of one command from INFO commandstats, summed over masters.
 func (e *testEnv) calls(t testing.TB, cmd string) int64 {
 	t.Helper()
-	info, err := e.do(t, "INFO", "commandstats").ToString()
-	if err != nil {
-		t.Fatalf("INFO: %v", err)
-	}
-	prefix := "cmdstat_" + cmd + ":calls="
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			return n
+	var total int64
+	for _, res := range e.onMasters(t, "INFO", "commandstats") {
+		info, err := res.ToString()
+		if err != nil {
+			t.Fatalf("INFO: %v", err)
+		}
+		prefix := "cmdstat_" + cmd + ":calls="
+		for _, line := range strings.Split(info, "\n") {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+				n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+				total += n
+			}
 		}
 	}
-	return 0
+	return total
 }
 
-// assertNoKeys fails if the server holds any key: every test leaves Redis clean.
+// assertNoKeys fails if any master holds a key: every test leaves Redis clean.
 func (e *testEnv) assertNoKeys(t testing.TB) {
 	t.Helper()
-	keys, err := e.do(t, "KEYS", "*").AsStrSlice()
-	if err != nil {
-		t.Fatalf("KEYS: %v", err)
+	for i, res := range e.onMasters(t, "KEYS", "*") {
+		keys, err := res.AsStrSlice()
+		if err != nil {
+			t.Fatalf("KEYS: %v", err)
+		}
+		if len(keys) != 0 {
+			t.Errorf("keys left behind on master %d: %v", i, keys)
+		}
 	}
-	if len(keys) != 0 {
-		t.Errorf("keys left behind: %v", keys)
+}
+
+// numsub returns how many subscribers channel has, over all masters, in the env's pub/sub mode.
+func (e *testEnv) numsub(t testing.TB, channel string) int64 {
+	t.Helper()
+	cmd := "NUMSUB"
+	if e.sharded {
+		cmd = "SHARDNUMSUB"
 	}
+	var total int64
+	for _, r := range e.onMasters(t, "PUBSUB", cmd, channel) {
+		res, err := r.ToArray()
+		if err != nil || len(res) != 2 {
+			t.Fatalf("PUBSUB %s: %v", cmd, err)
+		}
+		n, _ := res[1].AsInt64()
+		total += n
+	}
+	return total
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {

@@ -12,8 +12,9 @@ import (
 	"github.com/redis/rueidis"
 )
 
-func TestMutualExclusion64Goroutines(t *testing.T) {
-	e := newEnv(t)
+func TestMutualExclusion64Goroutines(t *testing.T) { testMutualExclusion64Goroutines(t, newEnv(t)) }
+
+func testMutualExclusion64Goroutines(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})
 	const workers, rounds, keys = 64, 200, 4
 	var occupancy [keys]atomic.Int32
@@ -59,8 +60,9 @@ func TestMutualExclusion64Goroutines(t *testing.T) {
 	e.assertNoKeys(t)
 }
 
-func TestReentrancyCounts(t *testing.T) {
-	e := newEnv(t)
+func TestReentrancyCounts(t *testing.T) { testReentrancyCounts(t, newEnv(t)) }
+
+func testReentrancyCounts(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})
 	ctx := ctxT(t, 10*time.Second)
 	owner := c.NewOwner()
@@ -164,8 +166,9 @@ func TestRedissonKeyLayoutAndChannel(t *testing.T) {
 	}
 }
 
-func TestUnlockByNonOwner(t *testing.T) {
-	e := newEnv(t)
+func TestUnlockByNonOwner(t *testing.T) { testUnlockByNonOwner(t, newEnv(t)) }
+
+func testUnlockByNonOwner(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 10*time.Second)
@@ -199,8 +202,9 @@ func TestUnlockByNonOwner(t *testing.T) {
 	e.assertNoKeys(t)
 }
 
-func TestLeaseExpiryFreesLock(t *testing.T) {
-	e := newEnv(t)
+func TestLeaseExpiryFreesLock(t *testing.T) { testLeaseExpiryFreesLock(t, newEnv(t)) }
+
+func testLeaseExpiryFreesLock(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 10*time.Second)
@@ -230,7 +234,10 @@ func TestLeaseExpiryFreesLock(t *testing.T) {
 }
 
 func TestWatchdogRenewsWhileHeldAndStopsAfterUnlock(t *testing.T) {
-	e := newEnv(t)
+	testWatchdogRenewsWhileHeldAndStopsAfterUnlock(t, newEnv(t))
+}
+
+func testWatchdogRenewsWhileHeldAndStopsAfterUnlock(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 10*time.Second)
@@ -285,8 +292,9 @@ func TestWatchdogStopsWhenLockIsGone(t *testing.T) {
 	}
 }
 
-func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) {
-	e := newEnv(t)
+func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) { testWaiterWokenByPubSubBeforeTTL(t, newEnv(t)) }
+
+func testWaiterWokenByPubSubBeforeTTL(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{}) // 30 s lease: only the unlock message can wake the waiter in time
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 20*time.Second)
@@ -324,7 +332,10 @@ func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) {
 }
 
 func TestWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T) {
-	e := newEnv(t)
+	testWaitersShareOneSubscriptionAndWakeOneByOne(t, newEnv(t))
+}
+
+func testWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 30*time.Second)
@@ -464,16 +475,6 @@ func TestOptionsValidation(t *testing.T) {
 			t.Errorf("New(%+v) accepted", o)
 		}
 	}
-}
-
-func (e *testEnv) numsub(t testing.TB, channel string) int64 {
-	t.Helper()
-	res, err := e.do(t, "PUBSUB", "NUMSUB", channel).ToArray()
-	if err != nil || len(res) != 2 {
-		t.Fatalf("PUBSUB NUMSUB: %v", err)
-	}
-	n, _ := res[1].AsInt64()
-	return n
 }
 
 // waitFor polls cond for up to 5 s; it is for state that settles asynchronously.

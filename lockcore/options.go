@@ -40,6 +40,9 @@ type Options struct {
 	RenewInterval time.Duration
 	// RetryFloor bounds a waiter's sleep when the lock has no TTL. Default DefaultRetryFloor.
 	RetryFloor time.Duration
+	// PubSub selects classic or sharded pub/sub for unlock messages. Default PubSubAuto: sharded
+	// on a Redis 7+ cluster, classic elsewhere (one INFO query in New).
+	PubSub PubSubMode
 }
 
 func (o *Options) fill() error {
@@ -54,6 +57,9 @@ func (o *Options) fill() error {
 	}
 	if o.RenewInterval <= 0 || o.RenewInterval >= o.LeaseTime {
 		return fmt.Errorf("lockcore: RenewInterval %v must be positive and below LeaseTime %v", o.RenewInterval, o.LeaseTime)
+	}
+	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
+		return fmt.Errorf("lockcore: unknown PubSub mode %v", o.PubSub)
 	}
 	if o.RetryFloor <= 0 {
 		o.RetryFloor = DefaultRetryFloor

@@ -155,6 +155,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 		}
 	}
 	rdb := t.c.rdb
+	kind := t.c.subscribedKind()
 	backoff := 10 * time.Millisecond
 	for {
 		select {
@@ -167,7 +168,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 		confirmed := make(chan struct{})
 		var confirmOnce sync.Once
 		ctx := rueidis.WithOnSubscriptionHook(t.c.ctx, func(s rueidis.PubSubSubscription) {
-			if s.Kind == "subscribe" {
+			if s.Kind == kind {
 				confirmOnce.Do(func() { close(confirmed) })
 				q.readyOnce.Do(func() { close(q.ready) })
 			}
@@ -185,9 +186,9 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			case <-ended:
 				return
 			}
-			rdb.Do(t.c.ctx, rdb.B().Unsubscribe().Channel(q.channel).Build())
+			rdb.Do(t.c.ctx, t.c.unsubscribeCmd(q.channel))
 		}()
-		err := rdb.Receive(ctx, rdb.B().Subscribe().Channel(q.channel).Build(), func(m rueidis.PubSubMessage) {
+		err := rdb.Receive(ctx, t.c.subscribeCmd(q.channel), func(m rueidis.PubSubMessage) {
 			t.wakeOne(q)
 		})
 		close(ended)
