@@ -13,3 +13,8 @@ func channelName(name string) string {
 
 // unlockMessage is what a full release publishes; Redisson's LockPubSub.UNLOCK_MESSAGE.
 const unlockMessage = "0"
+
+// wakeAllMessage is what a release that frees the lock for every waiter publishes (a write
+// unlock of a read-write lock); Redisson's LockPubSub.READ_UNLOCK_MESSAGE. Waiters woken by it
+// all retry; any other message wakes one.
+const wakeAllMessage = "1"

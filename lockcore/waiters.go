@@ -142,6 +142,21 @@ func (t *waitTable) wakeOne(q *waitQueue) {
 	t.mu.Unlock()
 }
 
+// wakeAll wakes every parked waiter and leaves a permit for each waiter not parked right now
+// (it is between attempts and would otherwise miss this release): a write unlock frees the lock
+// for all readers at once.
+func (t *waitTable) wakeAll(q *waitQueue) {
+	t.mu.Lock()
+	for i, w := range q.parked {
+		w.wake <- struct{}{}
+		q.parked[i] = nil
+	}
+	woken := len(q.parked)
+	q.parked = q.parked[:0]
+	q.permits = max(q.permits, q.refs-woken)
+	t.mu.Unlock()
+}
+
 // subscribe holds the subscription of q until its last waiter leaves, resubscribing after
 // connection failures. Waiters do not depend on it for progress: they also retry after the TTL.
 func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
@@ -189,7 +204,11 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			rdb.Do(t.c.ctx, t.c.unsubscribeCmd(q.channel))
 		}()
 		err := rdb.Receive(ctx, t.c.subscribeCmd(q.channel), func(m rueidis.PubSubMessage) {
-			t.wakeOne(q)
+			if m.Message == wakeAllMessage {
+				t.wakeAll(q)
+			} else {
+				t.wakeOne(q)
+			}
 		})
 		close(ended)
 		if err == nil {
