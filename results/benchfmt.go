@@ -12,16 +12,18 @@ import (
 // WriteBenchfmt writes one line per run in the Go benchmark format, so that
 // golang.org/x/perf/cmd/benchstat can compare result sets:
 //
-//	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations
+//	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations	<n> client-us/acq	<n> redis-us/acq
 //
-// The latency percentiles are those of acquire. Runs with no acquisitions are
-// written as a "# " comment instead, because benchstat rejects N=0. It is
-// safe for concurrent use with distinct writers.
+// The latency percentiles are those of acquire; the two CPU figures appear
+// only when measured. Repetitions of a driver (--repeat) give lines with the
+// same name, which benchstat reads as samples of one benchmark. Runs with no
+// acquisitions are written as a "# " comment instead, because benchstat
+// rejects N=0. It is safe for concurrent use with distinct writers.
 func WriteBenchfmt(w io.Writer, runs []Run) error {
 	var buf bytes.Buffer
 	for _, r := range runs {
 		name := fmt.Sprintf("BenchmarkLock/workload=%s/driver=%s/topology=%s/conc=%d/keys=%d",
-			benchValue(r.Workload), benchValue(r.Driver), benchValue(r.Topology), r.Concurrency, r.Keys)
+			benchValue(r.Workload), benchValue(r.Driver), benchValue(topologyLabel(&r)), r.Concurrency, r.Keys)
 		if r.Acquisitions <= 0 {
 			fmt.Fprintf(&buf, "# %s skipped: no acquisitions", name)
 			if r.Incomplete != "" {
@@ -31,11 +33,18 @@ func WriteBenchfmt(w io.Writer, runs []Run) error {
 			continue
 		}
 		nsPerOp := r.DurationS * 1e9 / float64(r.Acquisitions)
-		fmt.Fprintf(&buf, "%s \t%d\t%.1f ns/op\t%.1f acq/s\t%s p50-us\t%s p99-us\t%.3f cmds/acq\t%d violations\n",
+		fmt.Fprintf(&buf, "%s \t%d\t%.1f ns/op\t%.1f acq/s\t%s p50-us\t%s p99-us\t%.3f cmds/acq\t%d violations",
 			name, r.Acquisitions, nsPerOp, r.ThroughputPerS,
 			strconv.FormatFloat(r.AcquireLatencyUS.P50, 'f', -1, 64),
 			strconv.FormatFloat(r.AcquireLatencyUS.P99, 'f', -1, 64),
 			r.RedisCommandsPerAcquisition, r.Violations)
+		if r.ClientCPUPerAcquisitionUS > 0 {
+			fmt.Fprintf(&buf, "\t%.3f client-us/acq", r.ClientCPUPerAcquisitionUS)
+		}
+		if r.ServerCPUPerAcquisitionUS > 0 {
+			fmt.Fprintf(&buf, "\t%.3f redis-us/acq", r.ServerCPUPerAcquisitionUS)
+		}
+		buf.WriteString("\n")
 	}
 	_, err := w.Write(buf.Bytes())
 	return err

@@ -14,7 +14,9 @@ var benchLine = regexp.MustCompile(`^Benchmark[^\s]+\s+[1-9][0-9]*(\t[-+0-9.eE]+
 
 func TestWriteBenchfmt(t *testing.T) {
 	runs := syntheticRuns(t)
-	runs = append(runs, Run{Driver: "go-redis/redsync", Workload: "mix 80/20", Topology: "", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10})
+	runs = append(runs,
+		Run{Driver: "go-redis/redsync", Workload: "mix 80/20", Topology: "", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10},
+		Run{Driver: "redsync", Workload: "contention", Topology: "masters", TopologySpec: "masters:5", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10})
 	var buf bytes.Buffer
 	if err := WriteBenchfmt(&buf, runs); err != nil {
 		t.Fatal(err)
@@ -36,7 +38,10 @@ func TestWriteBenchfmt(t *testing.T) {
 	}
 	for _, want := range []string{
 		"BenchmarkLock/workload=contention/driver=naive/topology=single/conc=64/keys=10000 \t12000\t833333.3 ns/op\t1200.0 acq/s\t",
-		"\t3.000 cmds/acq\t7 violations\n",
+		"\t3.000 cmds/acq\t7 violations\t18.000 client-us/acq\n",
+		"\t2.000 cmds/acq\t0 violations\t7.973 client-us/acq\t4.990 redis-us/acq\n",
+		"\t3.000 cmds/acq\t0 violations\n", // CPU not measured: no CPU units
+		"BenchmarkLock/workload=contention/driver=redsync/topology=masters:5/conc=0/keys=0 \t10\t",
 		"BenchmarkLock/workload=mix_80_20/driver=go-redis_redsync/topology=none/conc=0/keys=0 \t10\t100000000.0 ns/op",
 	} {
 		if !strings.Contains(buf.String(), want) {

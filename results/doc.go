@@ -5,6 +5,8 @@
 // Run.Fill turns the merged Stats into one row of the versioned JSON result
 // file, which CI users read and which keeps the encoded histograms so runs can
 // be merged or compared later without loss. WriteSummary and WriteBenchfmt
-// render runs for people and for benchstat, and ParseCommandStats reads Redis
-// INFO commandstats to count the commands each acquisition costs.
+// render runs for people and for benchstat; when a driver ran several times,
+// GroupRuns and Ratios give the medians and the ratios to a baseline driver.
+// ParseCommandStats and ParseCPU read Redis INFO, per node (ServerStats), to
+// count the commands and server CPU each acquisition costs.
 package results

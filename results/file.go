@@ -36,8 +36,49 @@ type File struct {
 	RedisVersion string   `json:"redis_version,omitempty"`
 	// Complete is false if the invocation was interrupted or failed part way;
 	// the runs then hold whatever was measured.
-	Complete bool  `json:"complete"`
-	Runs     []Run `json:"runs"`
+	Complete bool `json:"complete"`
+	// Topology is the deployment every run of the file ran against; nil in
+	// files from before it was recorded.
+	Topology *Topology `json:"topology,omitempty"`
+	// Repeat is how many times each driver ran, interleaved; 0 means 1.
+	Repeat int `json:"repeat,omitempty"`
+	// Baseline is the driver the summary's ratios compare with.
+	Baseline string `json:"baseline,omitempty"`
+	Runs     []Run  `json:"runs"`
+	// Skipped lists the combinations a driver cannot run, with the reason;
+	// a skip is not a failure.
+	Skipped []Skip `json:"skipped,omitempty"`
+}
+
+// Topology describes the Redis deployment of a result file. It is a plain
+// value and safe for concurrent use.
+type Topology struct {
+	// Kind is single, sentinel, cluster or masters.
+	Kind string `json:"kind"`
+	// Spec is the topology as the user named it, e.g. "masters:5".
+	Spec string `json:"spec"`
+	// Provider says who started it: "native" or "docker" (lockbench did, and
+	// removed it afterwards) or "attached" (a deployment lockbench was
+	// pointed at with --addr).
+	Provider   string         `json:"provider"`
+	MasterName string         `json:"master_name,omitempty"`
+	Nodes      []TopologyNode `json:"nodes"`
+}
+
+// TopologyNode is one server of a Topology. It is a plain value and safe for
+// concurrent use.
+type TopologyNode struct {
+	Addr string `json:"addr"`
+	Role string `json:"role"`
+}
+
+// Skip is a driver that did not run because it cannot do what was asked on
+// this topology or workload. It is a plain value and safe for concurrent use.
+type Skip struct {
+	Driver   string `json:"driver"`
+	Workload string `json:"workload"`
+	Topology string `json:"topology"`
+	Reason   string `json:"reason"`
 }
 
 // Host describes the machine lockbench ran on. It is a plain value and safe

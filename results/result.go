@@ -37,17 +37,23 @@ type Histograms struct {
 // SchemaVersion). It is a plain value; it is not safe for concurrent
 // modification.
 type Run struct {
-	Driver         string            `json:"driver"`
+	Driver string `json:"driver"`
+	// Round is the 1-based repetition of this driver when lockbench ran every driver several
+	// times, interleaved (--repeat); 0 when the run was not repeated or predates repetitions.
+	Round          int               `json:"round,omitempty"`
 	DriverSettings map[string]string `json:"driver_settings,omitempty"`
 	Workload       string            `json:"workload"`
 	Topology       string            `json:"topology"`
-	Addrs          []string          `json:"addrs,omitempty"`
-	Concurrency    int               `json:"concurrency"`
-	Keys           int               `json:"keys"`
-	KeyDist        string            `json:"key_dist"`
-	HoldUS         float64           `json:"hold_us"`
-	Seed           int64             `json:"seed"`
-	WarmupS        float64           `json:"warmup_s"`
+	// TopologySpec is the topology as the user named it, e.g. "masters:5", where Topology is
+	// its kind ("masters"); empty in files from before topologies had parameters.
+	TopologySpec string   `json:"topology_spec,omitempty"`
+	Addrs        []string `json:"addrs,omitempty"`
+	Concurrency  int      `json:"concurrency"`
+	Keys         int      `json:"keys"`
+	KeyDist      string   `json:"key_dist"`
+	HoldUS       float64  `json:"hold_us"`
+	Seed         int64    `json:"seed"`
+	WarmupS      float64  `json:"warmup_s"`
 
 	// DurationS is the measured, not the planned, duration of the recorded
 	// phase in seconds; an interrupted run is shorter than planned.
@@ -70,6 +76,18 @@ type Run struct {
 	RedisCommands               int64            `json:"redis_commands"`
 	RedisCommandsPerAcquisition float64          `json:"redis_commands_per_acquisition"`
 	RedisCommandsByName         map[string]int64 `json:"redis_commands_by_name,omitempty"`
+	// Nodes breaks the measured phase down per server (see SetServerStats); empty when only
+	// one server's commands were measured the old way (SetCommands).
+	Nodes []NodeResult `json:"nodes,omitempty"`
+
+	// ClientCPUUS is lockbench's own CPU time (user + sys, all threads) over the measured
+	// phase, in microseconds: the client-side cost of the lock library. 0: not measured.
+	ClientCPUUS               float64 `json:"client_cpu_us,omitempty"`
+	ClientCPUPerAcquisitionUS float64 `json:"client_cpu_per_acquisition_us,omitempty"`
+	// ServerCPUUS is the Redis servers' CPU time (used_cpu_user + used_cpu_sys, summed over
+	// every measured node, replicas included) over the measured phase, in microseconds.
+	ServerCPUUS               float64 `json:"server_cpu_us,omitempty"`
+	ServerCPUPerAcquisitionUS float64 `json:"server_cpu_per_acquisition_us,omitempty"`
 
 	Complete   bool       `json:"complete"`
 	Incomplete string     `json:"incomplete_reason,omitempty"`
@@ -100,9 +118,9 @@ func (r *Run) Fill(s *Stats, elapsed time.Duration) error {
 	if len(s.Errors) > 0 {
 		r.ErrorsByKind = maps.Clone(s.Errors)
 	}
-	// Keep the per-acquisition ratio right whichever of Fill and SetCommands
-	// runs first.
-	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
+	// Keep the per-acquisition ratios right whichever of Fill and the Set
+	// methods runs first.
+	r.setRatios()
 
 	var err error
 	if r.Histograms.Acquire, err = encode(s.Acquire); err != nil {
@@ -134,8 +152,57 @@ func (r *Run) SetCommands(delta CommandStats) {
 		}
 		r.RedisCommandsByName[name] = st.Calls
 	}
-	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
+	r.setRatios()
 }
+
+// NodeResult is one server's share of a run's measured phase. It is a plain
+// value and safe for concurrent use.
+type NodeResult struct {
+	Addr string `json:"addr"`
+	Role string `json:"role"`
+	// Commands is what the node executed, leaving out lockbench's own INFO;
+	// a replica counts the writes it replayed.
+	Commands int64 `json:"commands"`
+	// CPUUS is the node's used_cpu_user + used_cpu_sys delta in microseconds.
+	CPUUS float64 `json:"cpu_us"`
+}
+
+// SetServerStats records the per-node delta of the measured phase: Nodes,
+// ServerCPUUS (every node), and, through SetCommands, the commands of the
+// masters only, because a replica replays its master's writes and counting
+// them again would inflate cmds/acq. A node whose role is empty counts as a
+// master. It may be called before or after Fill. It is not safe for
+// concurrent use on the same Run.
+func (r *Run) SetServerStats(delta ServerStats) {
+	masters := CommandStats{}
+	r.Nodes = nil
+	var cpu time.Duration
+	for _, n := range delta {
+		if n.Role == "" || n.Role == RoleMaster {
+			masters = masters.Add(n.Commands)
+		}
+		cpu += n.CPU
+		r.Nodes = append(r.Nodes, NodeResult{Addr: n.Addr, Role: n.Role, Commands: n.Commands.Total(selfCommand), CPUUS: micros64(n.CPU)})
+	}
+	r.ServerCPUUS = micros64(cpu)
+	r.SetCommands(masters)
+}
+
+// SetClientCPU records lockbench's own CPU time over the measured phase. It
+// may be called before or after Fill. It is not safe for concurrent use on
+// the same Run.
+func (r *Run) SetClientCPU(cpu time.Duration) {
+	r.ClientCPUUS = micros64(cpu)
+	r.setRatios()
+}
+
+func (r *Run) setRatios() {
+	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
+	r.ClientCPUPerAcquisitionUS = perAcquisitionF(r.ClientCPUUS, r.Acquisitions)
+	r.ServerCPUPerAcquisitionUS = perAcquisitionF(r.ServerCPUUS, r.Acquisitions)
+}
+
+func micros64(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // Decode decodes the three histograms. An empty string decodes as an empty
 // histogram, so a run that failed before measuring still reads back. Errors
@@ -165,10 +232,14 @@ func percentiles(h *hdrhistogram.Histogram) Percentiles {
 }
 
 func perAcquisition(commands, acquisitions int64) float64 {
-	if acquisitions == 0 {
+	return perAcquisitionF(float64(commands), acquisitions)
+}
+
+func perAcquisitionF(total float64, acquisitions int64) float64 {
+	if acquisitions <= 0 {
 		return 0
 	}
-	return float64(commands) / float64(acquisitions)
+	return total / float64(acquisitions)
 }
 
 // encode returns the V2 compressed encoding, which the library already

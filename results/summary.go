@@ -8,21 +8,60 @@ import (
 	"text/tabwriter"
 )
 
-// WriteSummary writes a plain-text table for people, one row per run, with
-// latencies in human units and an INCOMPLETE marker on runs that did not
-// finish. When runs share a workload, it then prints each run's throughput
-// and acquire p99 as a ratio to the first run of that workload. It is safe
-// for concurrent use with distinct writers.
+// WriteSummary is WriteSummaryBaseline with the first run's driver as the
+// baseline. It is safe for concurrent use with distinct writers.
 func WriteSummary(w io.Writer, runs []Run) error {
+	return WriteSummaryBaseline(w, runs, "")
+}
+
+// WriteSummaryBaseline writes a plain-text report for people. When no
+// driver ran more than once it is a table with one row per run; when runs
+// were repeated it is one row per driver and case (see GroupRuns) with the
+// medians of the repetitions and the min–max of acq/s. Latencies are in
+// human units, runs that did not finish are marked INCOMPLETE. Then each
+// driver's throughput and acquire p99 as a ratio to the baseline driver on
+// the same case (see Ratios; "" means the first run's driver), and, for
+// runs on more than one master, how commands and server CPU spread over the
+// nodes. It is safe for concurrent use with distinct writers.
+func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
+	groups := GroupRuns(runs)
+	repeated := false
+	cases := make(map[caseKey]bool)
+	for i := range groups {
+		repeated = repeated || len(groups[i].Runs) > 1
+		cases[keyOf(&groups[i].Runs[0]).caseKey] = true
+	}
+	// The driver names a group unless the runs cover several cases.
+	label := func(g *Group) string {
+		if len(cases) == 1 {
+			return g.Driver()
+		}
+		r := g.Runs[0]
+		return fmt.Sprintf("%s (%s, conc %d)", r.Driver, topologyLabel(&r), r.Concurrency)
+	}
+
 	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\tacquisitions\tacq/s\tacq p50\tacq p99\tacq p999\tacq max\tcycle p99\tcmds/acq\terrors\tviolations")
+	if repeated {
+		writeMedianTable(&buf, groups)
+	} else {
+		writeRunTable(&buf, runs)
+	}
+	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
+	writeNodes(&buf, groups, label)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func writeRunTable(buf *bytes.Buffer, runs []Run) {
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\tacquisitions\tacq/s\tacq p50\tacq p99\tacq p999\tacq max\tcycle p99\tcmds/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%d\t%d",
-			r.Workload, r.Driver, r.Topology, r.Concurrency, r.Keys, r.Acquisitions, rate(r.ThroughputPerS),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%d\t%d",
+			r.Workload, r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, r.Acquisitions, rate(r.ThroughputPerS),
 			latency(r.AcquireLatencyUS.P50), latency(r.AcquireLatencyUS.P99),
 			latency(r.AcquireLatencyUS.P999), latency(r.AcquireLatencyUS.Max),
-			latency(r.CycleLatencyUS.P99), r.RedisCommandsPerAcquisition, r.Errors, r.Violations)
+			latency(r.CycleLatencyUS.P99), r.RedisCommandsPerAcquisition,
+			cpuTime(r.ClientCPUPerAcquisitionUS), cpuTime(r.ServerCPUPerAcquisitionUS), r.Errors, r.Violations)
 		// The marker is a trailing cell, so complete rows carry no padding.
 		if !r.Complete {
 			fmt.Fprint(tw, "\tINCOMPLETE")
@@ -33,48 +72,119 @@ func WriteSummary(w io.Writer, runs []Run) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush() // cannot fail: it writes to a bytes.Buffer
-	writeRatios(&buf, runs)
-	_, err := w.Write(buf.Bytes())
-	return err
 }
 
-// writeRatios compares each run with the first run of the same workload,
-// because only runs of one workload measure the same thing. Runs that
-// measured nothing are left out.
-func writeRatios(buf *bytes.Buffer, runs []Run) {
-	first := make(map[string]int)      // workload -> index of its first measured run
-	drivers := make(map[[2]string]int) // workload, driver -> runs
-	for i, r := range runs {
-		if r.ThroughputPerS <= 0 {
-			continue
+func writeMedianTable(buf *bytes.Buffer, groups []Group) {
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\trounds\tacq/s\tacq/s min–max\tacq p50\tacq p99\tacq p999\tcmds/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
+	for i := range groups {
+		g := &groups[i]
+		r := g.Runs[0]
+		spread := "-"
+		if g.Measured > 0 {
+			spread = rate(g.MinThroughputPerS) + "–" + rate(g.MaxThroughputPerS)
 		}
-		if _, ok := first[r.Workload]; !ok {
-			first[r.Workload] = i
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%d\t%d",
+			r.Workload, r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, len(g.Runs),
+			rate(g.ThroughputPerS), spread,
+			latency(g.AcquireP50US), latency(g.AcquireP99US), latency(g.AcquireP999US),
+			g.CommandsPerAcquisition, cpuTime(g.ClientCPUPerAcquisitionUS), cpuTime(g.ServerCPUPerAcquisitionUS),
+			g.Errors, g.Violations)
+		if g.Incomplete > 0 {
+			fmt.Fprintf(tw, "\tINCOMPLETE (%d of %d rounds", g.Incomplete, len(g.Runs))
+			for _, r := range g.Runs {
+				if !r.Complete && r.Incomplete != "" {
+					fmt.Fprintf(tw, "; %s", r.Incomplete)
+					break
+				}
+			}
+			fmt.Fprint(tw, ")")
 		}
-		drivers[[2]string{r.Workload, r.Driver}]++
+		fmt.Fprintln(tw)
 	}
-	// The driver names a run unless the workload has several runs of it.
-	label := func(r Run) string {
-		if drivers[[2]string{r.Workload, r.Driver}] == 1 {
-			return r.Driver
-		}
-		return fmt.Sprintf("%s (%s, conc %d)", r.Driver, r.Topology, r.Concurrency)
-	}
+	tw.Flush() // cannot fail: it writes to a bytes.Buffer
+	buf.WriteString("acq/s, latencies, cmds/acq and cpu/acq are medians over the rounds.\n")
+}
+
+func writeRatios(buf *bytes.Buffer, ratios []Ratio, label func(*Group) string, repeated bool) {
 	sep := "\n"
-	for i, r := range runs {
-		b, ok := first[r.Workload]
-		if !ok || b == i || r.ThroughputPerS <= 0 {
-			continue
+	for _, x := range ratios {
+		// The baseline is of the same case, so its driver names it.
+		fmt.Fprintf(buf, "%s%s: %.2fx %s throughput", sep, label(x.Group), x.Throughput, x.Base.Driver())
+		if x.P99 > 0 {
+			fmt.Fprintf(buf, ", p99 %.2fx", x.P99)
 		}
-		base := runs[b]
-		fmt.Fprintf(buf, "%s%s: %.2fx %s throughput", sep, label(r), r.ThroughputPerS/base.ThroughputPerS, label(base))
-		if base.AcquireLatencyUS.P99 > 0 && r.AcquireLatencyUS.P99 > 0 {
-			fmt.Fprintf(buf, ", p99 %.2fx", r.AcquireLatencyUS.P99/base.AcquireLatencyUS.P99)
+		if repeated && x.Paired > 1 {
+			fmt.Fprintf(buf, " (per round %.2fx–%.2fx)", x.RoundMin, x.RoundMax)
 		}
 		buf.WriteString("\n")
 		sep = ""
 	}
 }
+
+// writeNodes shows how each group's commands and server CPU spread over
+// the nodes, for groups that ran on more than one master: the check that a
+// cluster or multi-master run really loaded every master.
+func writeNodes(buf *bytes.Buffer, groups []Group, label func(*Group) string) {
+	type total struct {
+		role     string
+		commands int64
+		cpuUS    float64
+	}
+	sep := "\n"
+	var tw *tabwriter.Writer
+	for i := range groups {
+		g := &groups[i]
+		var order []string
+		totals := make(map[string]*total)
+		masters := 0
+		var masterCommands int64
+		for _, r := range g.Runs {
+			for _, n := range r.Nodes {
+				t, ok := totals[n.Addr]
+				if !ok {
+					t = &total{role: n.Role}
+					totals[n.Addr] = t
+					order = append(order, n.Addr)
+					if isMaster(n.Role) {
+						masters++
+					}
+				}
+				t.commands += n.Commands
+				t.cpuUS += n.CPUUS
+				if isMaster(n.Role) {
+					masterCommands += n.Commands
+				}
+			}
+		}
+		if masters < 2 {
+			continue
+		}
+		if tw == nil {
+			fmt.Fprintf(buf, "%sper node (measured phases", sep)
+			if len(g.Runs) > 1 {
+				buf.WriteString(" of all rounds")
+			}
+			buf.WriteString("):\n")
+			tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "driver\tnode\trole\tcommands\tshare\tredis cpu")
+			sep = ""
+		}
+		for _, addr := range order {
+			t := totals[addr]
+			share := "-"
+			if isMaster(t.role) && masterCommands > 0 {
+				share = strconv.FormatFloat(100*float64(t.commands)/float64(masterCommands), 'f', 1, 64) + "%"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", label(g), addr, t.role, t.commands, share, latency(t.cpuUS))
+		}
+	}
+	if tw != nil {
+		tw.Flush() // cannot fail: it writes to a bytes.Buffer
+	}
+}
+
+func isMaster(role string) bool { return role == "" || role == RoleMaster }
 
 // latency formats microseconds with about three significant digits, e.g.
 // "412µs", "1.27ms", "2.0s"; "-" means nothing was measured.
@@ -92,6 +202,15 @@ func latency(us float64) string {
 		return strconv.FormatFloat(us/1e3, 'f', 0, 64) + "ms"
 	}
 	return strconv.FormatFloat(us/1e6, 'f', 1, 64) + "s"
+}
+
+// cpuTime formats a CPU time per acquisition, which is often a few
+// microseconds, so below 10µs it keeps one decimal; "-" means unmeasured.
+func cpuTime(us float64) string {
+	if us > 0 && us < 9.95 {
+		return strconv.FormatFloat(us, 'f', 1, 64) + "µs"
+	}
+	return latency(us)
 }
 
 func rate(perS float64) string {

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,20 +42,74 @@ func syntheticRuns(t *testing.T) []Run {
 		syntheticRun(t, "redsync", "contention", "sentinel", 64, 0, time.Microsecond, 0),
 	}
 	runs[0].Violations = 7
+	runs[0].SetClientCPU(216 * time.Millisecond)
+	runs[1].SetClientCPU(155 * time.Millisecond)
+	runs[1].SetServerStats(ServerStats{{Addr: "127.0.0.1:7000", Role: RoleMaster, Commands: CommandStats{"evalsha": {Calls: 38880}}, CPU: 97 * time.Millisecond}})
 	runs[2].Complete, runs[2].Incomplete = false, "interrupted"
 	runs[4].Complete, runs[4].Incomplete = false, "connection refused"
 	runs[4].Errors = 64
 	return runs
 }
 
-func TestWriteSummaryGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, syntheticRuns(t)); err != nil {
-		t.Fatal(err)
+// repeatedRuns is three interleaved rounds of naive and lockcore on a
+// 3-master cluster with replicas, the last lockcore round interrupted, plus
+// a redsync that never measured anything.
+func repeatedRuns(t *testing.T) []Run {
+	var runs []Run
+	nodes := func(calls [3]int64, cpu time.Duration) ServerStats {
+		var s ServerStats
+		for i, c := range calls {
+			s = append(s,
+				NodeStats{Addr: fmt.Sprintf("127.0.0.1:700%d", i), Role: RoleMaster, Commands: CommandStats{"evalsha": {Calls: c}, "info": {Calls: 2}}, CPU: cpu},
+				NodeStats{Addr: fmt.Sprintf("127.0.0.1:710%d", i), Role: RoleReplica, Commands: CommandStats{"hincrby": {Calls: c / 2}}, CPU: cpu / 4})
+		}
+		return s
 	}
-	golden := filepath.Join("testdata", "summary.golden")
+	add := func(driver string, round, n int, unit time.Duration, calls [3]int64) {
+		r := syntheticRun(t, driver, "contention", "cluster", 64, n, unit, time.Second)
+		r.Round = round
+		r.SetClientCPU(time.Duration(n) * 8 * time.Microsecond)
+		r.SetServerStats(nodes(calls, time.Duration(n)*time.Microsecond))
+		runs = append(runs, r)
+	}
+	// Rotated order per round, as lockbench run --repeat runs them.
+	add("naive", 1, 12000, 20*time.Microsecond, [3]int64{11000, 12500, 12500})
+	add("lockcore", 1, 19000, 12*time.Microsecond, [3]int64{12000, 13000, 13000})
+	add("lockcore", 2, 20000, 11*time.Microsecond, [3]int64{13000, 13500, 13500})
+	add("naive", 2, 11000, 21*time.Microsecond, [3]int64{10000, 11500, 11500})
+	add("naive", 3, 12500, 19*time.Microsecond, [3]int64{12000, 12500, 13000})
+	add("lockcore", 3, 9000, 13*time.Microsecond, [3]int64{6000, 6000, 6000})
+	runs[len(runs)-1].Complete, runs[len(runs)-1].Incomplete = false, "interrupted after 0.5s of 1s"
+	for round := 1; round <= 3; round++ {
+		r := syntheticRun(t, "redsync", "contention", "cluster", 64, 0, time.Microsecond, 0)
+		r.Round, r.Complete, r.Incomplete, r.Errors = round, false, "connection refused", 64
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func TestWriteSummaryGolden(t *testing.T) {
+	t.Run("single runs", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, syntheticRuns(t)); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "summary.golden", buf.Bytes())
+	})
+	t.Run("repeated runs", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := WriteSummaryBaseline(&buf, repeatedRuns(t), "naive"); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "summary_repeat.golden", buf.Bytes())
+	})
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,8 +117,8 @@ func TestWriteSummaryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("summary differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", golden, buf.Bytes(), want)
+	if !bytes.Equal(got, want) {
+		t.Errorf("summary differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", golden, got, want)
 	}
 }
 

@@ -1,0 +1,217 @@
+package results
+
+import (
+	"slices"
+)
+
+// Group is the repetitions of one driver on one case: the same workload,
+// topology, concurrency, keys, key distribution and hold time. Its figures
+// are medians over the runs that measured something, because a median of a
+// few interleaved repetitions shrugs off the one run a noisy neighbour
+// slowed down, where a mean would not. It is a plain value; it is not safe
+// for concurrent modification.
+type Group struct {
+	// Runs are the repetitions, in the order they were given.
+	Runs []Run
+	// Measured counts the runs with at least one acquisition; the medians
+	// and the range are over these.
+	Measured int
+
+	// Medians over the measured runs. Commands and CPU per acquisition are
+	// over the runs that measured them (non-zero), and 0 when none did.
+	ThroughputPerS            float64
+	AcquireP50US              float64
+	AcquireP99US              float64
+	AcquireP999US             float64
+	CommandsPerAcquisition    float64
+	ClientCPUPerAcquisitionUS float64
+	ServerCPUPerAcquisitionUS float64
+	// MinThroughputPerS and MaxThroughputPerS are the range of acq/s.
+	MinThroughputPerS, MaxThroughputPerS float64
+
+	// Sums over all runs.
+	Acquisitions, Errors, Violations int64
+	// Incomplete counts the runs that did not finish.
+	Incomplete int
+}
+
+// Driver returns the driver of the group's runs.
+func (g *Group) Driver() string { return g.Runs[0].Driver }
+
+// groupKey is what makes two runs repetitions of each other.
+type groupKey struct {
+	caseKey
+	driver string
+}
+
+// caseKey is what makes two drivers' runs comparable.
+type caseKey struct {
+	workload, topology string
+	conc, keys         int
+	keyDist            string
+	holdUS             float64
+}
+
+func keyOf(r *Run) groupKey {
+	return groupKey{caseKey{r.Workload, topologyLabel(r), r.Concurrency, r.Keys, r.KeyDist, r.HoldUS}, r.Driver}
+}
+
+// topologyLabel is the topology as the user named it when known ("masters:5"), else its kind.
+func topologyLabel(r *Run) string {
+	if r.TopologySpec != "" {
+		return r.TopologySpec
+	}
+	return r.Topology
+}
+
+// GroupRuns groups runs into repetitions of one driver on one case, in the
+// order each group first appears, and computes each group's medians. It is
+// safe for concurrent use.
+func GroupRuns(runs []Run) []Group {
+	var groups []Group
+	index := make(map[groupKey]int)
+	for _, r := range runs {
+		k := keyOf(&r)
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, Group{})
+		}
+		groups[i].Runs = append(groups[i].Runs, r)
+	}
+	for i := range groups {
+		groups[i].summarize()
+	}
+	return groups
+}
+
+func (g *Group) summarize() {
+	var tput, p50, p99, p999, cmds, ccpu, scpu []float64
+	for _, r := range g.Runs {
+		g.Acquisitions += r.Acquisitions
+		g.Errors += r.Errors
+		g.Violations += r.Violations
+		if !r.Complete {
+			g.Incomplete++
+		}
+		if r.Acquisitions <= 0 {
+			continue
+		}
+		g.Measured++
+		tput = append(tput, r.ThroughputPerS)
+		p50 = append(p50, r.AcquireLatencyUS.P50)
+		p99 = append(p99, r.AcquireLatencyUS.P99)
+		p999 = append(p999, r.AcquireLatencyUS.P999)
+		cmds = appendPositive(cmds, r.RedisCommandsPerAcquisition)
+		ccpu = appendPositive(ccpu, r.ClientCPUPerAcquisitionUS)
+		scpu = appendPositive(scpu, r.ServerCPUPerAcquisitionUS)
+	}
+	g.ThroughputPerS = Median(tput)
+	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = Median(p50), Median(p99), Median(p999)
+	g.CommandsPerAcquisition = Median(cmds)
+	g.ClientCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS = Median(ccpu), Median(scpu)
+	if len(tput) > 0 {
+		g.MinThroughputPerS, g.MaxThroughputPerS = slices.Min(tput), slices.Max(tput)
+	}
+}
+
+func appendPositive(xs []float64, x float64) []float64 {
+	if x > 0 {
+		return append(xs, x)
+	}
+	return xs
+}
+
+// Median returns the middle value of xs, the mean of the two middle values
+// when len(xs) is even, and 0 for no values. xs is not modified. It is safe
+// for concurrent use.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// Ratio compares one group with the baseline group of its case. It is a
+// plain value and safe for concurrent use.
+type Ratio struct {
+	Group, Base *Group
+	// Throughput is the group's median acq/s over the baseline's.
+	Throughput float64
+	// P99 is the group's median acquire p99 over the baseline's; 0 when
+	// either is unmeasured.
+	P99 float64
+	// Paired counts the rounds both groups measured; RoundMin and RoundMax
+	// are the range of the per-round throughput ratios over them. Drivers
+	// of one round ran back to back, so a per-round ratio cancels drift
+	// that the medians still carry.
+	Paired             int
+	RoundMin, RoundMax float64
+}
+
+// Ratios compares every measured group with the group of driver baseline
+// on the same case, or, when the baseline did not measure that case, with
+// the first measured group of the case. An empty baseline means the driver
+// of the first group. Groups are taken by reference: the Ratios point into
+// groups. It is safe for concurrent use with distinct groups.
+func Ratios(groups []Group, baseline string) []Ratio {
+	if baseline == "" && len(groups) > 0 {
+		baseline = groups[0].Driver()
+	}
+	base := make(map[caseKey]*Group)
+	for i := range groups {
+		g := &groups[i]
+		if g.ThroughputPerS <= 0 {
+			continue
+		}
+		k := keyOf(&g.Runs[0]).caseKey
+		if b, ok := base[k]; !ok || (g.Driver() == baseline && b.Driver() != baseline) {
+			base[k] = g
+		}
+	}
+	var out []Ratio
+	for i := range groups {
+		g := &groups[i]
+		b := base[keyOf(&g.Runs[0]).caseKey]
+		if b == nil || b == g || g.ThroughputPerS <= 0 {
+			continue
+		}
+		r := Ratio{Group: g, Base: b, Throughput: g.ThroughputPerS / b.ThroughputPerS}
+		if g.AcquireP99US > 0 && b.AcquireP99US > 0 {
+			r.P99 = g.AcquireP99US / b.AcquireP99US
+		}
+		r.pairRounds()
+		out = append(out, r)
+	}
+	return out
+}
+
+func (r *Ratio) pairRounds() {
+	base := make(map[int]float64)
+	for _, b := range r.Base.Runs {
+		if b.Round > 0 && b.ThroughputPerS > 0 {
+			base[b.Round] = b.ThroughputPerS
+		}
+	}
+	for _, g := range r.Group.Runs {
+		bt, ok := base[g.Round]
+		if !ok || g.Round <= 0 || g.ThroughputPerS <= 0 {
+			continue
+		}
+		x := g.ThroughputPerS / bt
+		if r.Paired == 0 || x < r.RoundMin {
+			r.RoundMin = x
+		}
+		if r.Paired == 0 || x > r.RoundMax {
+			r.RoundMax = x
+		}
+		r.Paired++
+	}
+}
