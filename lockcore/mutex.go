@@ -73,12 +73,22 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
+	return c.waitFor(ctx, m.channel, wait, ttl, func() (int64, error) {
+		return m.try(ctx, owner, leaseArg, lease, watchdog)
+	})
+}
 
+// waitFor is the waiting half of every lock kind's acquire, after a first attempt that found the
+// lock taken with ttl left (nanoseconds; 0 if it has none). It subscribes to channel, shared with
+// this Client's other waiters on it, and calls try after each wake-up or after the TTL, until try
+// reports the lock taken (-1), wait runs out (false, nil; negative wait: never) or ctx ends.
+// try returns the next TTL the same way, or an error that ends the wait.
+func (c *Client) waitFor(ctx context.Context, channel string, wait time.Duration, ttl int64, try func() (int64, error)) (bool, error) {
 	var deadline time.Time
 	if wait > 0 {
 		deadline = time.Now().Add(wait)
 	}
-	q := c.waiters.join(m.channel)
+	q := c.waiters.join(channel)
 	defer c.waiters.leave(q)
 	timer := time.NewTimer(time.Hour) // armed per wait below
 	timer.Stop()
@@ -117,7 +127,8 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		ttl, err = m.try(ctx, owner, leaseArg, lease, watchdog)
+		var err error
+		ttl, err = try()
 		if err != nil || ttl < 0 {
 			return err == nil, err
 		}
