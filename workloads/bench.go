@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +16,12 @@ type Plan struct {
 	Config   Config
 	Driver   drivers.Driver
 	Target   drivers.Config
-	// CommandStats snapshots the server's INFO commandstats; nil leaves commands unmeasured.
+	// ServerStats snapshots every server of the topology (INFO commandstats and cpu per node);
+	// the delta over the measured phase gives commands and server CPU per acquisition and the
+	// per-node breakdown. It takes precedence over CommandStats. Nil leaves them unmeasured.
+	ServerStats func(ctx context.Context) (results.ServerStats, error)
+	// CommandStats snapshots one server's INFO commandstats, for callers that measure a single
+	// server and no CPU; used only when ServerStats is nil.
 	CommandStats func(ctx context.Context) (results.CommandStats, error)
 	// Progress, if set, is called about once a second during each phase.
 	Progress func(Progress)
@@ -32,7 +38,8 @@ type Progress struct {
 
 // Run executes the plan: open a fresh client, warm up unrecorded, measure, close. An interrupted
 // run (ctx ended) still returns what was measured, with Complete false. The error is for runs
-// that could not start (bad config, driver cannot connect).
+// that could not start: bad config (wrapping ErrBadConfig), a driver that cannot run this
+// workload or topology (wrapping drivers.ErrUnsupported: skip it), a driver that cannot connect.
 func Run(ctx context.Context, p Plan) (results.Run, error) {
 	cfg := p.Config
 	cfg.Fill()
@@ -53,8 +60,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		return run, err
 	}
 	if !p.Driver.Kinds().Has(p.Workload.Needs()) {
-		return run, fmt.Errorf("driver %s cannot run workload %s: it needs %v locks, the driver has %v",
-			p.Driver.Name(), p.Workload.Name(), p.Workload.Needs(), p.Driver.Kinds())
+		// A combination to skip, not a failure: callers check drivers.ErrUnsupported.
+		return run, fmt.Errorf("%w: driver %s cannot run workload %s: it needs %v locks, the driver has %v",
+			drivers.ErrUnsupported, p.Driver.Name(), p.Workload.Name(), p.Workload.Needs(), p.Driver.Kinds())
 	}
 	target := p.Target
 	target.Concurrency = cfg.Concurrency
@@ -90,13 +98,14 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		}
 	}
 
-	var before results.CommandStats
-	var statsErr error
-	if p.CommandStats != nil {
-		before, statsErr = p.CommandStats(ctx)
-	}
+	stats := p.snapshotter()
+	before, statsErr := stats(ctx)
 	ph := loop.NewPhase(true)
+	cpuBefore, cpuOK := processCPU()
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
+	if cpuAfter, ok := processCPU(); ok && cpuOK {
+		run.SetClientCPU(cpuAfter - cpuBefore)
+	}
 	if err := run.Fill(results.Merge(ph.Recorders...), ph.Elapsed); err != nil {
 		return run, err
 	}
@@ -105,16 +114,50 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if ph.Interrupted {
 		run.Incomplete = fmt.Sprintf("interrupted after %.1fs of %v", ph.Elapsed.Seconds(), cfg.Duration)
 	}
-	if p.CommandStats != nil && statsErr == nil {
-		// Read the server even when interrupted: the counts are part of what was measured.
+	if statsErr == nil {
+		// Read the servers even when interrupted: the counts are part of what was measured.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		after, err := p.CommandStats(sctx)
+		after, err := stats(sctx)
 		cancel()
 		if err == nil {
-			run.SetCommands(after.Sub(before))
+			after.record(&run, before)
 		}
 	}
 	return run, nil
+}
+
+// snapshot is one reading of the servers, by whichever of the plan's functions is set.
+type snapshot struct {
+	servers  results.ServerStats
+	commands results.CommandStats
+}
+
+// errUnmeasured stands for "the plan measures no server": there is nothing to subtract.
+var errUnmeasured = errors.New("workloads: no server stats")
+
+func (p Plan) snapshotter() func(context.Context) (snapshot, error) {
+	switch {
+	case p.ServerStats != nil:
+		return func(ctx context.Context) (snapshot, error) {
+			s, err := p.ServerStats(ctx)
+			return snapshot{servers: s}, err
+		}
+	case p.CommandStats != nil:
+		return func(ctx context.Context) (snapshot, error) {
+			s, err := p.CommandStats(ctx)
+			return snapshot{commands: s}, err
+		}
+	}
+	return func(context.Context) (snapshot, error) { return snapshot{}, errUnmeasured }
+}
+
+// record sets the run's server figures from the delta between before and s.
+func (s snapshot) record(run *results.Run, before snapshot) {
+	if s.servers != nil {
+		run.SetServerStats(s.servers.Sub(before.servers))
+		return
+	}
+	run.SetCommands(s.commands.Sub(before.commands))
 }
 
 // watch runs fn and reports progress once a second meanwhile.
