@@ -128,9 +128,22 @@ type nativeProcess struct {
 // there. Config errors are printed to stderr before redis-server opens any log file, so both
 // streams must land in it.
 func startProcess(bin string, args []string) (*nativeProcess, error) {
+	return startProcessWithFiles(bin, args, nil)
+}
+
+// startProcessWithFiles is startProcess for a server that needs files in its dir before it
+// starts: a sentinel refuses to run without a config file it can rewrite. files maps a name in
+// the dir to its content.
+func startProcessWithFiles(bin string, args []string, files map[string]string) (*nativeProcess, error) {
 	dir, err := os.MkdirTemp("", "lockbench-redis-")
 	if err != nil {
 		return nil, fmt.Errorf("compose: make temp dir for redis-server: %w", err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("compose: write %s for redis-server: %w", name, err)
+		}
 	}
 	logPath := filepath.Join(dir, logFileName)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
