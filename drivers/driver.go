@@ -47,10 +47,15 @@ func (k Kind) String() string {
 // taken, or its lease ran out and someone else has it now).
 var ErrNotHeld = errors.New("drivers: lock not held by this worker")
 
+// ErrUnsupported is returned, wrapped with the reason, by Driver.Open when the driver cannot run
+// on the deployment in Config (e.g. a single-node lock library on N independent masters). It
+// marks a combination to skip, not a failure.
+var ErrUnsupported = errors.New("drivers: unsupported combination")
+
 // Config is what a driver needs to open clients against a running Redis deployment.
 type Config struct {
 	// Topology is the deployment kind: "single", "sentinel", "cluster" or "masters" (the
-	// compose.Kind* constants).
+	// compose.Kind* constants). Empty means "single".
 	Topology string
 	// Addrs are the host:port addresses clients dial: the server for single, the sentinels for
 	// sentinel, any (seed) nodes for cluster, every independent master for masters.
@@ -69,7 +74,9 @@ type Driver interface {
 	Name() string
 	// Kinds lists the lock kinds this driver supports.
 	Kinds() Kind
-	// Open connects to the deployment in cfg. The caller closes the Locker.
+	// Open connects to the deployment in cfg, giving up after ConnectTimeout if it does not
+	// answer. It returns an error wrapping ErrUnsupported when the driver cannot run on
+	// cfg.Topology. The caller closes the Locker.
 	Open(ctx context.Context, cfg Config) (Locker, error)
 }
 

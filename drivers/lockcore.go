@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/lockcore"
-	"github.com/redis/rueidis"
 )
 
 // LockcoreDriver runs lockbench's own engine: Redisson's RLock protocol over rueidis with
@@ -24,21 +23,28 @@ func (LockcoreDriver) Name() string { return "lockcore" }
 // Kinds implements Driver.
 func (LockcoreDriver) Kinds() Kind { return KindMutex | KindReentrant }
 
-// Open implements Driver.
+// Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
+// returns an error wrapping ErrUnsupported (lockcore has no RedLock mode yet).
 func (LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	if len(cfg.Addrs) == 0 {
-		return nil, errors.New("lockcore: no address")
-	}
-	c, err := lockcore.New(lockcore.Options{Redis: rueidis.ClientOption{InitAddress: cfg.Addrs}})
+	t, err := singleNodeTopology(cfg, "lockcore")
 	if err != nil {
-		return nil, fmt.Errorf("lockcore: connect %v: %w", cfg.Addrs, err)
+		return nil, err
 	}
-	return &lockcoreLocker{c: c, lease: cfg.Lease}, nil
+	ro, err := rueidisOption(cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lockcore.New(lockcore.Options{Redis: ro})
+	if err != nil {
+		return nil, fmt.Errorf("lockcore: connect to %s %v: %w", t, cfg.Addrs, err)
+	}
+	return &lockcoreLocker{c: c, topology: t, lease: cfg.Lease}, nil
 }
 
 type lockcoreLocker struct {
-	c     *lockcore.Client
-	lease time.Duration
+	c        *lockcore.Client
+	topology string
+	lease    time.Duration
 }
 
 func (l *lockcoreLocker) NewWorker() Worker {
@@ -51,7 +57,8 @@ func (l *lockcoreLocker) Settings() map[string]string {
 		lease = l.lease.String()
 	}
 	return map[string]string{
-		"client":          "rueidis auto-pipelining",
+		"client":          "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining",
+		"topology":        l.topology,
 		"max_flush_delay": lockcore.DefaultMaxFlushDelay.String(),
 		"lease":           lease,
 		"scripts":         "EVALSHA",

@@ -2,7 +2,6 @@ package drivers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -35,22 +34,22 @@ func (NaiveDriver) Name() string { return "naive" }
 // Kinds implements Driver.
 func (NaiveDriver) Kinds() Kind { return KindMutex }
 
-// Open implements Driver.
+// Open implements Driver. It runs on single, sentinel (the master) and cluster (the lock key's
+// node); on N independent masters it returns an error wrapping ErrUnsupported.
 func (NaiveDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	if len(cfg.Addrs) == 0 {
-		return nil, errors.New("naive: no address")
+	t, err := singleNodeTopology(cfg, "naive")
+	if err != nil {
+		return nil, err
 	}
-	pool := max(cfg.Concurrency, 10)
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addrs[0], PoolSize: pool})
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("naive: connect %s: %w", cfg.Addrs[0], err)
+	rdb, err := openGoRedis(ctx, cfg, t)
+	if err != nil {
+		return nil, fmt.Errorf("naive: %w", err)
 	}
 	lease := cfg.Lease
 	if lease <= 0 {
 		lease = NaiveDefaultLease
 	}
-	return &naiveLocker{rdb: rdb, lease: lease, pool: pool, prefix: uuid.NewString() + ":"}, nil
+	return &naiveLocker{rdb: rdb, topology: t, lease: lease, pool: poolSize(cfg), prefix: uuid.NewString() + ":"}, nil
 }
 
 // compareAndDelete deletes the key only if it still holds the caller's token.
@@ -61,11 +60,12 @@ end
 return 0`)
 
 type naiveLocker struct {
-	rdb     *redis.Client
-	lease   time.Duration
-	pool    int
-	prefix  string
-	workers atomic.Uint64
+	rdb      redis.UniversalClient
+	topology string
+	lease    time.Duration
+	pool     int
+	prefix   string
+	workers  atomic.Uint64
 }
 
 func (l *naiveLocker) NewWorker() Worker {
@@ -75,7 +75,8 @@ func (l *naiveLocker) NewWorker() Worker {
 
 func (l *naiveLocker) Settings() map[string]string {
 	return map[string]string{
-		"client":      "go-redis v9",
+		"client":      "go-redis " + redis.Version(),
+		"topology":    l.topology,
 		"pool_size":   strconv.Itoa(l.pool),
 		"lease":       l.lease.String() + " (no renewal)",
 		"retry_delay": NaiveRetryDelay.String(),
@@ -97,9 +98,7 @@ type naiveWorker struct {
 func (w *naiveWorker) Lock(ctx context.Context, name string) error {
 	w.seq++
 	token := w.prefix + strconv.FormatUint(w.seq, 10)
-	// An attempt, once sent, runs to its reply even if ctx ends (go-redis' read timeout bounds
-	// it): giving up mid-flight could leave a lock taken that nobody releases.
-	attempt := context.WithoutCancel(ctx)
+	attempt := detach(ctx)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -128,7 +127,7 @@ func (w *naiveWorker) Unlock(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %q", ErrNotHeld, name)
 	}
 	delete(w.held, name)
-	n, err := compareAndDelete.Run(context.WithoutCancel(ctx), w.l.rdb, []string{name}, token).Int64()
+	n, err := compareAndDelete.Run(detach(ctx), w.l.rdb, []string{name}, token).Int64()
 	if err != nil {
 		return err
 	}
