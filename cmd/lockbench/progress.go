@@ -12,10 +12,11 @@ import (
 // progressUI writes logs and progress to stderr: a self-updating line on a terminal, plain
 // lines otherwise (CI logs get phase lines only, not a line a second). Safe for concurrent use.
 type progressUI struct {
-	mu    sync.Mutex
-	w     io.Writer
-	tty   bool
-	dirty bool // a progress line is on screen and must be cleared before other output
+	mu            sync.Mutex
+	w             io.Writer
+	tty           bool
+	dirty         bool // a progress line is on screen and must be cleared before other output
+	round, rounds int  // shown when the drivers run more than once (--repeat)
 }
 
 func newProgressUI(w io.Writer) *progressUI {
@@ -45,8 +46,19 @@ func (u *progressUI) progress(p workloads.Progress) {
 	if s := p.Elapsed.Seconds(); s > 0 {
 		rate = float64(p.Acquisitions) / s
 	}
-	fmt.Fprintf(u.w, "\r\033[K%s %s %4.0fs/%.0fs  %d acquisitions  %.0f/s", p.Driver, p.Phase, p.Elapsed.Seconds(), p.Planned.Seconds(), p.Acquisitions, rate)
+	fmt.Fprint(u.w, "\r\033[K")
+	if u.rounds > 1 {
+		fmt.Fprintf(u.w, "round %d/%d ", u.round, u.rounds)
+	}
+	fmt.Fprintf(u.w, "%s %s %4.0fs/%.0fs  %d acquisitions  %.0f/s", p.Driver, p.Phase, p.Elapsed.Seconds(), p.Planned.Seconds(), p.Acquisitions, rate)
 	u.dirty = true
+}
+
+// setRound sets the round the progress line shows.
+func (u *progressUI) setRound(round, rounds int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.round, u.rounds = round, rounds
 }
 
 func (u *progressUI) clear() {

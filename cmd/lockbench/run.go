@@ -9,16 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
-	"github.com/redis/rueidis"
 	"github.com/spf13/pflag"
 )
 
@@ -30,28 +31,61 @@ Examples:
   # The acceptance run: 64 workers over 10000 keys for 10 s, both drivers in one invocation:
   lockbench run --driver lockcore,naive --concurrency 64 --keys 10000 --duration 10s
 
+  # Side by side, 5 interleaved rounds each (a b, b a, …); medians and ratios to naive:
+  lockbench run --driver naive,lockcore --repeat 5 --baseline naive
+
+  # On a private 3-master Redis Cluster; the summary shows how commands spread over the masters:
+  lockbench run --topology cluster --keys 10000
+
+  # RedLock-style drivers on 5 independent masters; drivers that cannot are skipped:
+  lockbench run --topology masters:5
+
+  # Sentinel: a master, 2 replicas and 3 sentinels lockbench starts:
+  lockbench run --topology sentinel
+
   # Hot keys: zipfian key choice over 100 keys, 1ms critical section:
   lockbench run --keys 100 --key-dist zipf --hold 1ms
 
-  # Attach to an existing Redis instead of starting one (keys are prefixed, never flushed):
+  # Attach to an existing Redis instead of starting one (never flushed: between runs lockbench
+  # deletes only keys containing --key-prefix):
   lockbench run --addr 127.0.0.1:6379 --key-prefix bench:
 
-Output: a summary table on stdout, progress on stderr, a JSON result file and a
+  # Attach to an existing cluster (any nodes) or sentinel deployment (the sentinels):
+  lockbench run --topology cluster --addr 10.0.0.1:7000,10.0.0.2:7000
+  lockbench run --topology sentinel --addr 10.0.0.5:26379 --addr 10.0.0.6:26379 --master-name orders
+
+Each run uses a fresh client and starts from a clean keyspace: on a topology lockbench started
+it FLUSHALLs every master between runs; on an attached deployment it never does (see --addr).
+A driver that cannot run the workload on the topology is skipped with its reason on stderr and
+in the result file; a skip does not fail the run.
+
+Output: a summary table on stdout (medians over the rounds when --repeat > 1; client and Redis
+CPU per acquisition next to commands per acquisition; per-node commands on multi-master
+topologies), progress on stderr, a JSON result file (every repetition its own run) and a
 benchstat-readable .bench.txt file in --out.
 Exit codes: 0 ok, 1 run failed or safety violations, 2 bad input, 130 interrupted.
 `
 
+// maxRepeat bounds --repeat, so a typo cannot book the machine for days.
+const maxRepeat = 1000
+
 // runFlags are the parsed flags of lockbench run.
 type runFlags struct {
-	drivers   []string
-	workload  string
-	cfg       workloads.Config
-	lease     time.Duration
-	addrs     []string
-	out       string
-	benchfmt  bool
-	noResults bool
-	cpuprof   string
+	drivers    []string
+	workload   string
+	cfg        workloads.Config
+	lease      time.Duration
+	repeat     int
+	baseline   string
+	topology   string
+	spec       compose.Spec
+	masterName string
+	provider   string
+	addrs      []string
+	out        string
+	benchfmt   bool
+	noResults  bool
+	cpuprof    string
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -59,19 +93,24 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs := pflag.NewFlagSet("lockbench run", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to run one after the other, comma separated (ratios compare to the first): "+strings.Join(drivers.Names(), ", "))
+	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", "))
+	fs.IntVar(&f.repeat, "repeat", 1, "run every driver this many times, interleaved and rotating the order each round (a b c, c a b, b c a, …); the summary shows medians")
+	fs.StringVar(&f.baseline, "baseline", "", "driver the summary's throughput and p99 ratios compare with (default: the first --driver)")
 	fs.StringVar(&f.workload, "workload", "contention", "workload: "+strings.Join(workloads.Names(), ", "))
 	fs.IntVar(&f.cfg.Concurrency, "concurrency", workloads.DefaultConcurrency, "closed-loop workers, each its own lock owner")
 	fs.IntVar(&f.cfg.Keys, "keys", workloads.DefaultKeys, "distinct lock names")
 	fs.StringVar(&f.cfg.KeyDist, "key-dist", workloads.DefaultKeyDist, "key choice: uniform or zipf")
 	fs.Float64Var(&f.cfg.ZipfS, "zipf-s", workloads.DefaultZipfS, "zipf exponent (> 1) for --key-dist zipf")
 	fs.DurationVar(&f.cfg.Hold, "hold", 0, "time a lock is held before release (critical section)")
-	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per driver")
-	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per driver before measuring (0s: none)")
+	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
+	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
 	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
-	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name")
+	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name; on an attached deployment the keys containing it are deleted between runs")
 	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog)")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "host:port of an existing Redis to use instead of starting one")
+	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
+	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
+	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
+	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, host:port, repeatable or comma separated: the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
 	fs.BoolVar(&f.benchfmt, "benchfmt", false, "also print Go benchmark format lines (for benchstat) on stdout")
@@ -113,26 +152,54 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	if f.lease < 0 {
 		return bad("--lease %v must not be negative", f.lease)
 	}
+	if f.repeat < 1 || f.repeat > maxRepeat {
+		return bad("--repeat %d: want 1 to %d", f.repeat, maxRepeat)
+	}
 	if strings.TrimSpace(f.cfg.KeyPrefix) == "" {
 		return bad("--key-prefix must not be empty: it keeps lockbench's keys apart from yours")
 	}
 	if len(f.drivers) == 0 {
 		return bad("--driver needs at least one driver")
 	}
+	seen := make(map[string]bool)
 	for _, d := range f.drivers {
 		if _, err := drivers.Get(d); err != nil {
 			return bad("--driver: %v", err)
 		}
+		if seen[d] {
+			return bad("--driver lists %s twice; use --repeat to run a driver more than once", d)
+		}
+		seen[d] = true
 	}
-	w, err := workloads.Get(f.workload)
-	if err != nil {
+	if f.baseline == "" {
+		f.baseline = f.drivers[0]
+	} else if !seen[f.baseline] {
+		return bad("--baseline %q is not one of --driver %s", f.baseline, strings.Join(f.drivers, ","))
+	}
+	if _, err := workloads.Get(f.workload); err != nil {
 		return bad("--workload: %v", err)
 	}
-	for _, d := range f.drivers {
-		drv, _ := drivers.Get(d)
-		if !drv.Kinds().Has(w.Needs()) {
-			return bad("driver %s cannot run workload %s (needs %v locks, has %v)", d, f.workload, w.Needs(), drv.Kinds())
+	spec, err := compose.ParseSpec(f.topology)
+	if err != nil {
+		return bad("--topology: %v", err)
+	}
+	if fs.Changed("master-name") {
+		if spec.Kind != compose.KindSentinel {
+			return bad("--master-name is for --topology sentinel, not %s", spec)
 		}
+		if strings.TrimSpace(f.masterName) == "" || strings.ContainsFunc(f.masterName, unicode.IsSpace) {
+			return bad("--master-name %q: want a sentinel master name without spaces", f.masterName)
+		}
+		spec.MasterName = f.masterName
+	}
+	f.spec = spec
+	switch f.provider {
+	case providerNative, providerDocker:
+	default:
+		return bad("--provider %q: want native or docker", f.provider)
+	}
+	if fs.Changed("provider") && len(f.addrs) > 0 {
+		return bad("--provider says how lockbench starts a topology; with --addr it attaches to yours instead")
 	}
 	for _, a := range f.addrs {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
@@ -165,7 +232,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var hardStop sync.Once
-	var stopServer func() = func() {}
+	var stopTopology func() = func() {}
 	var stopMu sync.Mutex
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -179,99 +246,65 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if _, ok := <-sigs; ok {
 			hardStop.Do(func() {
 				stopMu.Lock()
-				stopServer()
+				stopTopology()
 				stopMu.Unlock()
 				os.Exit(exitInterrupted)
 			})
 		}
 	}()
 
-	target := drivers.Config{Topology: "single", Addrs: f.addrs, Lease: f.lease}
-	if len(f.addrs) == 0 {
-		ui.line("starting a private redis-server (use --addr to attach to an existing Redis)")
-		srv, err := compose.StartSingle(ctx, compose.NativeOptions{})
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench run: %v\n", err)
-			if ctx.Err() != nil {
-				return exitInterrupted
-			}
-			return exitFailure
-		}
+	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) {
 		stopMu.Lock()
-		stopServer = func() { srv.Close() }
+		stopTopology = func() { t.Close() }
 		stopMu.Unlock()
-		defer srv.Close()
-		target.Addrs = srv.Addrs()
-		ui.line("redis-server pid %d on %s", srv.Pid(), srv.Addr())
-	}
-
-	inspect, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: target.Addrs[:1], DisableCache: true})
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "lockbench run: cannot connect to %s: %v\n", target.Addrs[0], err)
+		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
+		switch {
+		case ctx.Err() != nil:
+			return exitInterrupted
+		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch):
+			return exitUsage // --addr does not fit --topology: nothing was run
+		}
 		return exitFailure
 	}
-	defer inspect.Close()
-	stats := func(ctx context.Context) (results.CommandStats, error) {
-		info, err := inspect.Do(ctx, inspect.B().Info().Section("commandstats").Build()).ToString()
-		if err != nil {
-			return nil, err
-		}
-		return results.ParseCommandStats(info)
-	}
+	defer tgt.close()
 
 	file := results.NewFile(version, os.Args)
-	file.RedisVersion = redisVersion(ctx, inspect)
-	w, _ := workloads.Get(f.workload)
-	failed := false
-	for i, name := range f.drivers {
-		if ctx.Err() != nil {
-			ui.line("skipping %s: interrupted", name)
-			continue
-		}
-		drv, _ := drivers.Get(name)
-		ui.line("[%d/%d] %s: %s, %d workers, %d keys (%s), warm-up %v, measuring %v",
-			i+1, len(f.drivers), name, f.workload, f.cfg.Concurrency, f.cfg.Keys, f.cfg.KeyDist, max(f.cfg.Warmup, 0), f.cfg.Duration)
-		run, err := workloads.Run(ctx, workloads.Plan{
-			Workload:     w,
-			Config:       f.cfg,
-			Driver:       drv,
-			Target:       target,
-			CommandStats: stats,
-			Progress:     ui.progress,
-		})
-		ui.clear()
-		if err != nil {
-			failed = true
-			fmt.Fprintf(stderr, "lockbench run: %s: %v\n", name, err)
-			if errors.Is(err, workloads.ErrBadConfig) {
-				return exitUsage
-			}
-			continue
-		}
-		if run.Errors > 0 {
-			failed = true
-			fmt.Fprintf(stderr, "lockbench run: %s: %d errors %v\n", name, run.Errors, run.ErrorsByKind)
-		}
-		if run.Violations > 0 {
-			failed = true
-			fmt.Fprintf(stderr, "lockbench run: %s: SAFETY: %d mutual-exclusion violations (two holders of one lock at once)\n", name, run.Violations)
-		}
-		file.Runs = append(file.Runs, run)
+	file.RedisVersion = tgt.redisVersion(ctx)
+	file.Topology = tgt.info()
+	file.Repeat, file.Baseline = f.repeat, f.baseline
+	r := &runner{f: f, tgt: tgt, ui: ui, file: file}
+	r.runAll(ctx)
+	if r.badConfig {
+		return exitUsage
 	}
-	file.Complete = ctx.Err() == nil && !failed
-	for _, r := range file.Runs {
-		file.Complete = file.Complete && r.Complete
+	if tgt.provider == providerAttached && len(file.Runs) > 0 {
+		// A deployment that stays up would keep the last run's keys (an interrupted run's
+		// held locks, say) until their leases ran out.
+		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix); err != nil {
+			ui.line("warning: keys containing %q may remain: %v", f.cfg.KeyPrefix, err)
+		}
+	}
+	file.Complete = ctx.Err() == nil && !r.failed
+	for _, run := range file.Runs {
+		file.Complete = file.Complete && run.Complete
+	}
+	if len(file.Runs) == 0 && len(file.Skipped) > 0 && ctx.Err() == nil {
+		ui.line("nothing ran: every driver was skipped on %s", f.spec)
 	}
 
-	if err := results.WriteSummary(stdout, file.Runs); err != nil {
-		fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
+	if len(file.Runs) > 0 {
+		if err := results.WriteSummaryBaseline(stdout, file.Runs, f.baseline); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
+		}
 	}
 	if f.benchfmt {
 		if err := results.WriteBenchfmt(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: benchfmt: %v\n", err)
 		}
 	}
-	if !f.noResults && len(file.Runs) > 0 {
+	if !f.noResults && (len(file.Runs) > 0 || len(file.Skipped) > 0) {
 		if err := writeResults(f.out, file, ui); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: writing results: %v\n", err)
 			return exitFailure
@@ -280,7 +313,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
-	case failed:
+	case r.failed:
 		return exitFailure
 	}
 	return exitOK
@@ -306,19 +339,4 @@ func writeResults(dir string, file *results.File, ui *progressUI) error {
 	}
 	ui.line("benchstat lines: %s", bench.Name())
 	return nil
-}
-
-func redisVersion(ctx context.Context, rdb rueidis.Client) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	info, err := rdb.Do(ctx, rdb.B().Info().Section("server").Build()).ToString()
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v
-		}
-	}
-	return ""
 }

@@ -2,17 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
+	"github.com/redis/rueidis"
 )
 
 // lockbench starts the test binary as lockbench with args; stderr is captured into errb.
@@ -42,16 +47,18 @@ func lockbench(t *testing.T, errb *syncBuffer, args ...string) *exec.Cmd {
 
 var pidLine = regexp.MustCompile(`redis-server pid (\d+)`)
 
-// assertServerGone checks the redis-server lockbench reported on stderr is no longer running.
+// assertServerGone checks every redis-server lockbench reported on stderr is no longer running.
 func assertServerGone(t *testing.T, stderr string) {
 	t.Helper()
-	m := pidLine.FindStringSubmatch(stderr)
-	if m == nil {
+	ms := pidLine.FindAllStringSubmatch(stderr, -1)
+	if ms == nil {
 		t.Fatalf("no redis-server pid in stderr:\n%s", stderr)
 	}
-	pid, _ := strconv.Atoi(m[1])
-	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
-		t.Fatalf("redis-server pid %d still exists after lockbench exited (kill 0: %v)", pid, err)
+	for _, m := range ms {
+		pid, _ := strconv.Atoi(m[1])
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Fatalf("redis-server pid %d still exists after lockbench exited (kill 0: %v)", pid, err)
+		}
 	}
 }
 
@@ -133,4 +140,218 @@ func TestCtrlCWritesIncompleteResults(t *testing.T) {
 		t.Fatalf("interrupted run: complete=%v reason=%q acquisitions=%d", r.Complete, r.Incomplete, r.Acquisitions)
 	}
 	assertServerGone(t, errb.String())
+}
+
+// finish waits for lockbench and returns its exit code and stdout.
+func finish(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) (int, string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("lockbench did not finish:\n%s", errb)
+	}
+	return cmd.ProcessState.ExitCode(), cmd.Stdout.(*bytes.Buffer).String()
+}
+
+func TestRepeatInterleavesDriversAndReportsRatios(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "naive,lockcore", "--repeat", "2", "--concurrency", "4", "--keys", "50",
+		"--duration", "300ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+	}
+	f := readResult(t, dir)
+	if f.Repeat != 2 || f.Baseline != "naive" || f.Topology == nil || f.Topology.Kind != "single" || len(f.Topology.Nodes) != 1 {
+		t.Errorf("file: repeat %d, baseline %q, topology %+v", f.Repeat, f.Baseline, f.Topology)
+	}
+	// Round 1 runs a b, round 2 rotates to b a.
+	want := []struct {
+		driver string
+		round  int
+	}{{"naive", 1}, {"lockcore", 1}, {"lockcore", 2}, {"naive", 2}}
+	if len(f.Runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(f.Runs), len(want))
+	}
+	for i, w := range want {
+		r := f.Runs[i]
+		if r.Driver != w.driver || r.Round != w.round {
+			t.Errorf("run %d: %s round %d, want %s round %d", i, r.Driver, r.Round, w.driver, w.round)
+		}
+		if r.Acquisitions == 0 || r.RedisCommandsPerAcquisition <= 0 || r.ServerCPUUS <= 0 || r.ClientCPUUS <= 0 || len(r.Nodes) != 1 {
+			t.Errorf("run %d (%s): acquisitions %d, cmds/acq %v, server cpu %v, client cpu %v, nodes %+v",
+				i, r.Driver, r.Acquisitions, r.RedisCommandsPerAcquisition, r.ServerCPUUS, r.ClientCPUUS, r.Nodes)
+		}
+	}
+	for _, s := range []string{"rounds", "acq/s min–max", "medians over the rounds", "lockcore: ", "x naive throughput", "client cpu/acq"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("summary lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"[1/4] round 1/2 naive:", "[2/4] round 1/2 lockcore:", "[3/4] round 2/2 lockcore:", "[4/4] round 2/2 naive:"} {
+		if !strings.Contains(errb.String(), s) {
+			t.Errorf("progress lacks %q:\n%s", s, errb)
+		}
+	}
+	assertServerGone(t, errb.String())
+}
+
+func TestUnsupportedDriverIsSkipped(t *testing.T) {
+	// naive has no multi-master mode; redsync (RedLock) has, when it is built in.
+	redlock := ""
+	if _, err := drivers.Get("redsync"); err == nil {
+		redlock = "redsync"
+	}
+	list := "naive"
+	if redlock != "" {
+		list += "," + redlock
+	}
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--topology", "masters:2", "--driver", list, "--concurrency", "4", "--keys", "50",
+		"--duration", "300ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: a skip must not fail the run\nstderr:\n%s", code, errb)
+	}
+	if !strings.Contains(errb.String(), "skip naive on masters:2: naive has no multi-master") {
+		t.Errorf("stderr lacks the skip line:\n%s", errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Skipped) != 1 || f.Skipped[0].Driver != "naive" || f.Skipped[0].Topology != "masters:2" || f.Skipped[0].Reason == "" {
+		t.Errorf("skipped %+v, want naive on masters:2 with a reason", f.Skipped)
+	}
+	assertServerGone(t, errb.String())
+	if redlock == "" {
+		if len(f.Runs) != 0 || !strings.Contains(errb.String(), "nothing ran") {
+			t.Errorf("%d runs; stderr:\n%s", len(f.Runs), errb)
+		}
+		return
+	}
+	if len(f.Runs) != 1 || f.Runs[0].Driver != redlock || f.Runs[0].TopologySpec != "masters:2" {
+		t.Fatalf("%d runs, want %s's only", len(f.Runs), redlock)
+	}
+	// RedLock takes every master: both must have served commands.
+	r := f.Runs[0]
+	if len(r.Nodes) != 2 || r.Nodes[0].Commands == 0 || r.Nodes[1].Commands == 0 {
+		t.Errorf("per-node commands %+v, want both masters > 0", r.Nodes)
+	}
+	if !strings.Contains(out, "per node") || !strings.Contains(out, "masters:2") {
+		t.Errorf("summary lacks the topology or the per-node block:\n%s", out)
+	}
+}
+
+func TestClusterSpreadsOverEveryMaster(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--topology", "cluster", "--driver", "lockcore,naive", "--concurrency", "8", "--keys", "10000",
+		"--duration", "500ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+	}
+	f := readResult(t, dir)
+	masters := 0
+	for _, n := range f.Topology.Nodes {
+		if n.Role == "master" {
+			masters++
+		}
+	}
+	if f.Topology.Kind != "cluster" || masters != 3 {
+		t.Fatalf("topology %+v, want a cluster with 3 masters", f.Topology)
+	}
+	if len(f.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		// CROSSSLOT or MOVED failures would be counted as errors.
+		if r.Errors != 0 || r.Acquisitions == 0 {
+			t.Errorf("%s: %d errors %v, %d acquisitions", r.Driver, r.Errors, r.ErrorsByKind, r.Acquisitions)
+		}
+		busy := 0
+		for _, n := range r.Nodes {
+			if n.Role == "master" && n.Commands > 0 {
+				busy++
+			}
+		}
+		if busy != 3 {
+			t.Errorf("%s: per-node commands %+v: want all 3 masters > 0", r.Driver, r.Nodes)
+		}
+	}
+	if !strings.Contains(out, "per node") || strings.Contains(errb.String(), "CROSSSLOT") {
+		t.Errorf("summary lacks the per-node block, or CROSSSLOT on stderr:\n%s\n%s", out, errb)
+	}
+	assertServerGone(t, errb.String())
+}
+
+// An attached deployment is never flushed: lockbench deletes only keys containing its prefix.
+func TestAttachedDeploymentKeepsOtherKeys(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	srv := redistest.NewServer(t)
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: srv.Addrs(), DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"user:keep", "1"}, {"bench[1]:stale", "left by a killed run"}, {"x{bench[1]:k}", "helper"}} {
+		if err := rdb.Do(ctx, rdb.B().Set().Key(kv[0]).Value(kv[1]).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--addr", srv.Addrs()[0], "--key-prefix", "bench[1]:", "--driver", "naive,lockcore",
+		"--concurrency", "4", "--keys", "50", "--duration", "300ms", "--warmup", "0s", "--out", dir)
+	if code, _ := finish(t, cmd, errb); code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+	}
+	keys, err := rdb.Do(ctx, rdb.B().Keys().Pattern("*").Build()).AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(keys, []string{"user:keep"}) {
+		t.Errorf("keys after the run %v, want only user:keep (the user's key kept, lockbench's deleted)", keys)
+	}
+	if f := readResult(t, dir); f.Topology.Provider != "attached" || len(f.Runs) != 2 {
+		t.Errorf("topology %+v, %d runs", f.Topology, len(f.Runs))
+	}
+	if pidLine.MatchString(errb.String()) {
+		t.Errorf("lockbench claims to have started a server while attaching:\n%s", errb)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"--topology", "ring"}, `--topology: compose: bad topology "ring"`},
+		{[]string{"--topology", "masters:0"}, "masters:N needs N from 1"},
+		{[]string{"--topology", "masters:x"}, "masters:N needs N"},
+		{[]string{"--master-name", "orders"}, "--master-name is for --topology sentinel"},
+		{[]string{"--topology", "sentinel", "--master-name", ""}, "--master-name"},
+		{[]string{"--topology", "sentinel", "--master-name", "my master"}, "without spaces"},
+		{[]string{"--provider", "podman"}, `--provider "podman": want native or docker`},
+		{[]string{"--provider", "docker", "--addr", "127.0.0.1:1"}, "with --addr it attaches"},
+		{[]string{"--repeat", "0"}, "--repeat 0"},
+		{[]string{"--repeat", "-2"}, "--repeat -2"},
+		{[]string{"--baseline", "redsync"}, `--baseline "redsync" is not one of --driver naive,lockcore`},
+		{[]string{"--driver", "naive,naive"}, "lists naive twice"},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"run"}, tc.args...), &out, &errb)
+		all := out.String() + errb.String()
+		if code != exitUsage || !strings.Contains(all, tc.out) {
+			t.Errorf("lockbench run %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, exitUsage, tc.out)
+		}
+	}
 }

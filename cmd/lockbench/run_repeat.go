@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// roundOrder returns the drivers in the order round r (0-based) runs them: rotated right by r
+// (a b c, then c a b, then b c a), so that over len(names) rounds every driver runs once in
+// every position and none always runs first on a cold server or last on a warm one.
+func roundOrder(names []string, r int) []string {
+	n := len(names)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = names[((i-r)%n+n)%n]
+	}
+	return out
+}
+
+// runner runs every driver --repeat times, interleaved, against one target, and collects the
+// runs and skips into file.
+type runner struct {
+	f    *runFlags
+	tgt  *target
+	ui   *progressUI
+	file *results.File
+
+	// failed: a run could not run, counted errors or violations. badConfig: the workload
+	// refused the configuration, which is a usage error.
+	failed, badConfig bool
+	skipped           map[string]bool
+}
+
+// runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
+func (r *runner) runAll(ctx context.Context) {
+	f := r.f
+	w, _ := workloads.Get(f.workload)
+	r.skipped = make(map[string]bool)
+	total := f.repeat * len(f.drivers)
+	seq, notStarted := 0, 0
+	for round := range f.repeat {
+		for _, name := range roundOrder(f.drivers, round) {
+			seq++
+			if r.skipped[name] {
+				continue
+			}
+			if ctx.Err() != nil {
+				notStarted++
+				continue
+			}
+			r.runOne(ctx, w, name, round+1, seq, total)
+			if r.badConfig {
+				return
+			}
+		}
+	}
+	if notStarted > 0 {
+		r.ui.line("interrupted: %d of %d runs not started", notStarted, total)
+	}
+}
+
+func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, round, seq, total int) {
+	f, ui := r.f, r.ui
+	if n, err := r.tgt.clean(ctx, f.cfg.KeyPrefix); err != nil {
+		ui.line("warning: keyspace not clean before %s: %v", name, err)
+	} else if n > 0 {
+		ui.line("deleted %d leftover keys containing %q", n, f.cfg.KeyPrefix)
+	}
+	drv, _ := drivers.Get(name)
+	where := fmt.Sprintf("[%d/%d]", seq, total)
+	if f.repeat > 1 {
+		where += fmt.Sprintf(" round %d/%d", round, f.repeat)
+	}
+	ui.setRound(round, f.repeat)
+	ui.line("%s %s: %s on %s, %d workers, %d keys (%s), warm-up %v, measuring %v",
+		where, name, f.workload, f.spec, f.cfg.Concurrency, f.cfg.Keys, f.cfg.KeyDist, max(f.cfg.Warmup, 0), f.cfg.Duration)
+	run, err := workloads.Run(ctx, workloads.Plan{
+		Workload:    w,
+		Config:      f.cfg,
+		Driver:      drv,
+		Target:      r.tgt.driverConfig(f.lease),
+		ServerStats: r.tgt.serverStats,
+		Progress:    ui.progress,
+	})
+	ui.clear()
+	switch {
+	case errors.Is(err, drivers.ErrUnsupported):
+		// Not a failure: the driver cannot do this, and says why. Later rounds leave it out.
+		r.skipped[name] = true
+		reason := skipReason(name, err)
+		ui.line("skip %s on %s: %s", name, f.spec, reason)
+		r.file.Skipped = append(r.file.Skipped, results.Skip{Driver: name, Workload: f.workload, Topology: f.spec.String(), Reason: reason})
+		return
+	case errors.Is(err, workloads.ErrBadConfig):
+		ui.line("lockbench run: %s: %v", name, err)
+		r.failed, r.badConfig = true, true
+		return
+	case err != nil:
+		r.failed = true
+		ui.line("lockbench run: %s: %v", name, err)
+		return
+	}
+	run.Round = round
+	run.TopologySpec = f.spec.String()
+	if run.Errors > 0 {
+		r.failed = true
+		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
+	}
+	if run.Violations > 0 {
+		r.failed = true
+		ui.line("lockbench run: %s: SAFETY: %d mutual-exclusion violations (two holders of one lock at once)", name, run.Violations)
+	}
+	r.file.Runs = append(r.file.Runs, run)
+}
+
+// skipReason is err's text without what the layers below put in front of the reason ("driver
+// <name>: ", the sentinel's own text): the skip line says both already.
+func skipReason(name string, err error) string {
+	s := err.Error()
+	for _, p := range []string{"driver " + name + ": ", drivers.ErrUnsupported.Error() + ": "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func TestRoundOrder(t *testing.T) {
+	abc := []string{"a", "b", "c"}
+	tests := []struct {
+		names []string
+		round int
+		want  []string
+	}{
+		{abc, 0, []string{"a", "b", "c"}},
+		{abc, 1, []string{"c", "a", "b"}},
+		{abc, 2, []string{"b", "c", "a"}},
+		{abc, 3, []string{"a", "b", "c"}},
+		{[]string{"a", "b"}, 1, []string{"b", "a"}},
+		{[]string{"solo"}, 5, []string{"solo"}},
+	}
+	for _, tt := range tests {
+		if got := roundOrder(tt.names, tt.round); !slices.Equal(got, tt.want) {
+			t.Errorf("roundOrder(%v, %d) = %v, want %v", tt.names, tt.round, got, tt.want)
+		}
+	}
+	if !slices.Equal(abc, []string{"a", "b", "c"}) {
+		t.Fatal("roundOrder modified its input")
+	}
+	// Over n rounds every driver takes every position once.
+	for pos := range abc {
+		seen := map[string]bool{}
+		for r := range abc {
+			seen[roundOrder(abc, r)[pos]] = true
+		}
+		if len(seen) != len(abc) {
+			t.Errorf("position %d over %d rounds held only %v", pos, len(abc), seen)
+		}
+	}
+}
+
+func TestSkipReason(t *testing.T) {
+	open := fmt.Errorf("driver redislock: %w", fmt.Errorf("%w: redislock has no multi-master (RedLock) mode", drivers.ErrUnsupported))
+	kind := fmt.Errorf("%w: driver naive cannot run workload reentrancy: it needs mutex,reentrant locks, the driver has mutex", drivers.ErrUnsupported)
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{open, "redislock has no multi-master (RedLock) mode"},
+		{kind, "driver naive cannot run workload reentrancy: it needs mutex,reentrant locks, the driver has mutex"},
+		{errors.New("something else"), "something else"},
+	}
+	for _, tt := range tests {
+		name := "redislock"
+		if tt.err == kind {
+			name = "naive"
+		}
+		if got := skipReason(name, tt.err); got != tt.want {
+			t.Errorf("skipReason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestGlobEscape(t *testing.T) {
+	tests := map[string]string{
+		"lockbench:": "lockbench:",
+		"bench[1]:":  `bench\[1\]:`,
+		"a*b?c":      `a\*b\?c`,
+		`back\slash`: `back\\slash`,
+		"{tag}-x^":   "{tag}-x^",
+	}
+	for in, want := range tests {
+		if got := globEscape(in); got != want {
+			t.Errorf("globEscape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+	"github.com/redis/rueidis"
+)
+
+// Providers: who starts the topology when no --addr is given, or that lockbench attached.
+const (
+	providerNative   = "native"
+	providerDocker   = "docker"
+	providerAttached = "attached"
+)
+
+const (
+	// inspectTimeout bounds one INFO, FLUSHALL or SCAN step on one node.
+	inspectTimeout = 5 * time.Second
+	// cleanTimeout bounds the key deletion between runs on an attached deployment, whose
+	// keyspace may be large: past it lockbench warns and goes on.
+	cleanTimeout = 60 * time.Second
+	// cleanScanCount is SCAN's COUNT hint while looking for lockbench's keys.
+	cleanScanCount = 1000
+)
+
+// target is the Redis deployment the runs drive: a topology lockbench started (and stops), or
+// one it attached to with --addr. It keeps one plain connection per data node, independent of
+// the drivers' clients, to read INFO from every node and to clean the keyspace between runs.
+// Safe for concurrent use once open.
+type target struct {
+	spec     compose.Spec
+	topo     compose.Topology
+	provider string
+	desc     compose.Description
+	nodes    []inspectNode // masters and replicas; sentinels hold no lock keys
+}
+
+type inspectNode struct {
+	addr, role string
+	c          rueidis.Client
+}
+
+// startTopology starts or attaches to the deployment the flags name. onStart is called with a
+// started topology before anything else can fail, so a second Ctrl-C can stop it.
+func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*target, error) {
+	t := &target{spec: f.spec, provider: f.provider}
+	var err error
+	if len(f.addrs) > 0 {
+		t.provider = providerAttached
+		ui.line("attaching to the %s deployment at %s", f.spec, strings.Join(f.addrs, ","))
+		t.topo, err = compose.Attach(ctx, f.spec, f.addrs)
+	} else {
+		ui.line("starting a private %s topology (%s; use --addr to attach to an existing Redis)", f.spec, f.provider)
+		t.topo, err = startProvider(ctx, f.provider, f.spec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	onStart(t.topo)
+	t.desc = t.topo.Describe()
+	if t.provider != providerAttached {
+		for _, n := range t.desc.Nodes {
+			if pid := nodePid(t.topo, n.Addr); pid > 0 {
+				ui.line("redis-server pid %d on %s (%s)", pid, n.Addr, n.Role)
+			}
+		}
+	}
+	if err := t.connect(); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// nodePid returns the process id of the server lockbench started at addr, when the topology
+// can tell: Single has Pid(), the multi-node topologies Pid(addr).
+func nodePid(topo compose.Topology, addr string) int {
+	switch p := topo.(type) {
+	case interface{ Pid() int }:
+		return p.Pid()
+	case interface{ Pid(string) int }:
+		return p.Pid(addr)
+	}
+	return 0
+}
+
+// connect opens one single-node connection per master and replica. A cluster or sentinel
+// client would route INFO to whichever node it liked; the per-node stats need every node.
+func (t *target) connect() error {
+	nodes := t.desc.Nodes
+	if len(nodes) == 0 {
+		// A topology that cannot describe itself: treat every address as a master.
+		for _, a := range t.topo.Addrs() {
+			nodes = append(nodes, compose.Node{Addr: a, Role: compose.RoleMaster})
+		}
+	}
+	for _, n := range nodes {
+		if n.Role == compose.RoleSentinel {
+			continue
+		}
+		c, err := rueidis.NewClient(rueidis.ClientOption{
+			InitAddress:       []string{n.Addr},
+			ForceSingleClient: true,
+			DisableCache:      true,
+			DisableRetry:      true,
+			ClientSetInfo:     rueidis.DisableClientSetInfo, // Redis before 7.2 refuses it
+			Dialer:            net.Dialer{Timeout: inspectTimeout},
+			ConnWriteTimeout:  inspectTimeout,
+		})
+		if err != nil {
+			return fmt.Errorf("cannot connect to %s (%s): %w", n.Addr, n.Role, err)
+		}
+		t.nodes = append(t.nodes, inspectNode{addr: n.Addr, role: n.Role, c: c})
+	}
+	if len(t.nodes) == 0 {
+		return fmt.Errorf("the %s deployment has no master or replica to measure", t.spec)
+	}
+	return nil
+}
+
+// driverConfig is what the drivers connect to.
+func (t *target) driverConfig(lease time.Duration) drivers.Config {
+	cfg := drivers.Config{Topology: t.spec.Kind, Addrs: t.topo.Addrs(), Lease: lease}
+	if t.spec.Kind == compose.KindSentinel {
+		cfg.MasterName = t.masterName()
+	}
+	return cfg
+}
+
+func (t *target) masterName() string {
+	switch {
+	case t.desc.MasterName != "":
+		return t.desc.MasterName
+	case t.spec.MasterName != "":
+		return t.spec.MasterName
+	}
+	return compose.DefaultMasterName
+}
+
+// info is the topology as the result file records it.
+func (t *target) info() *results.Topology {
+	ti := &results.Topology{Kind: t.spec.Kind, Spec: t.spec.String(), Provider: t.provider, Nodes: []results.TopologyNode{}}
+	if t.spec.Kind == compose.KindSentinel {
+		ti.MasterName = t.masterName()
+	}
+	for _, n := range t.desc.Nodes {
+		ti.Nodes = append(ti.Nodes, results.TopologyNode{Addr: n.Addr, Role: n.Role})
+	}
+	return ti
+}
+
+// masters returns the nodes that take writes.
+func (t *target) masters() []inspectNode {
+	var out []inspectNode
+	for _, n := range t.nodes {
+		if n.role != compose.RoleReplica {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// serverStats reads INFO commandstats and INFO cpu from every node, concurrently. Any node that
+// does not answer fails the snapshot: totals missing a node would be quietly wrong.
+func (t *target) serverStats(ctx context.Context) (results.ServerStats, error) {
+	out := make(results.ServerStats, len(t.nodes))
+	errs := make([]error, len(t.nodes))
+	var wg sync.WaitGroup
+	for i, n := range t.nodes {
+		wg.Go(func() {
+			out[i], errs[i] = n.stats(ctx)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (n inspectNode) stats(ctx context.Context) (results.NodeStats, error) {
+	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	defer cancel()
+	// Two INFO calls rather than one with two sections: Redis before 7 takes only one.
+	resps := n.c.DoMulti(ctx,
+		n.c.B().Info().Section("commandstats").Build(),
+		n.c.B().Info().Section("cpu").Build())
+	cmdText, err := resps[0].ToString()
+	if err != nil {
+		return results.NodeStats{}, fmt.Errorf("INFO commandstats on %s: %w", n.addr, err)
+	}
+	cpuText, err := resps[1].ToString()
+	if err != nil {
+		return results.NodeStats{}, fmt.Errorf("INFO cpu on %s: %w", n.addr, err)
+	}
+	cmds, err := results.ParseCommandStats(cmdText)
+	if err != nil {
+		return results.NodeStats{}, fmt.Errorf("%s: %w", n.addr, err)
+	}
+	cpu, err := results.ParseCPU(cpuText)
+	if err != nil {
+		return results.NodeStats{}, fmt.Errorf("%s: %w", n.addr, err)
+	}
+	return results.NodeStats{Addr: n.addr, Role: n.role, Commands: cmds, CPU: cpu}, nil
+}
+
+// redisVersion returns the first node's redis_version, or "" if it cannot be read.
+func (t *target) redisVersion(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	defer cancel()
+	c := t.nodes[0].c
+	info, err := c.Do(ctx, c.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// close closes the connections and stops what lockbench started (an attached deployment's
+// Close leaves it running).
+func (t *target) close() {
+	for _, n := range t.nodes {
+		n.c.Close()
+	}
+	t.nodes = nil
+	t.topo.Close()
+}
