@@ -1,0 +1,209 @@
+package lockcore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// DefaultFairWaitTime is how long a fair lock's waiter may go without retrying before the others
+// drop it from the queue as dead; each waiter's deadline is the one ahead of it plus this
+// (Redisson's threadWaitTime).
+const DefaultFairWaitTime = 5 * time.Second
+
+// FairMutex is a reentrant lock that grants in arrival order, with Redisson's RedissonFairLock
+// protocol: waiters queue in redisson_lock_queue:{name} with deadlines in
+// redisson_lock_timeout:{name}, and a release wakes only the first of them, on its own channel
+// redisson_lock__channel:{name}:<owner field>. Holding it is the same hash as a Mutex, renewed
+// by the same watchdog. It is a cheap handle, safe for concurrent use by different Owners.
+//
+// Each waiting Owner subscribes to its own channel, as the protocol requires, so waiters of one
+// Client do not share a subscription as Mutex waiters do; there is no herd to avoid, as each
+// release wakes one waiter. A waiter whose process dies stays in the queue until its deadline
+// passes and the next script on the lock drops it; until then nobody behind it is served.
+type FairMutex struct {
+	c        *Client
+	name     string
+	queue    string
+	timeouts string
+	channel  string // the unlock channel; each waiter listens on channel + ":" + its field
+	waitArg  string // the wait time in ms
+}
+
+// FairMutex returns the fair lock stored at key name, with DefaultFairWaitTime.
+func (c *Client) FairMutex(name string) *FairMutex {
+	return c.FairMutexWaitTime(name, DefaultFairWaitTime)
+}
+
+// FairMutexWaitTime returns the fair lock stored at key name, whose waiters are presumed dead
+// waitTime (at least 1 ms; less means DefaultFairWaitTime) after the one ahead of them is due.
+// All clients of one lock should use the same wait time, as deadlines are shifted by it.
+func (c *Client) FairMutexWaitTime(name string, waitTime time.Duration) *FairMutex {
+	if waitTime < time.Millisecond {
+		waitTime = DefaultFairWaitTime
+	}
+	return &FairMutex{
+		c:        c,
+		name:     name,
+		queue:    tagged("redisson_lock_queue", name),
+		timeouts: tagged("redisson_lock_timeout", name),
+		channel:  channelName(name),
+		waitArg:  msArg(waitTime),
+	}
+}
+
+// tagged returns Redisson's name for a helper key of the lock name: the prefix and the name in
+// a hash tag, unless the name has one already, so that the helper lives in the lock's slot.
+func tagged(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// Name returns the lock's key.
+func (m *FairMutex) Name() string { return m.name }
+
+// Lock blocks until owner holds the lock or ctx ends, queueing behind earlier waiters. The lock
+// is taken with the Client's LeaseTime and renewed by the watchdog until Unlock. Taking it again
+// while holding it counts up.
+func (m *FairMutex) Lock(ctx context.Context, owner Owner) error {
+	_, err := m.acquire(ctx, owner, -1, 0)
+	return err
+}
+
+// LockLease blocks until owner holds the lock or ctx ends, queueing behind earlier waiters. The
+// lock expires after lease unless released earlier; it is not renewed.
+func (m *FairMutex) LockLease(ctx context.Context, owner Owner, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("lockcore: lease %v must be positive", lease)
+	}
+	_, err := m.acquire(ctx, owner, -1, lease)
+	return err
+}
+
+// TryLock tries to take the lock for up to wait. With wait 0 it makes one attempt and never
+// joins the queue: it succeeds only if the lock is free and nobody waits. A lease of 0 means the
+// Client's LeaseTime with watchdog renewal; a positive lease expires and is not renewed. It
+// reports whether owner holds the lock; running out of wait is not an error, and a waiter that
+// gives up leaves the queue.
+func (m *FairMutex) TryLock(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
+	if wait < 0 || lease < 0 {
+		return false, fmt.Errorf("lockcore: wait %v and lease %v must not be negative", wait, lease)
+	}
+	return m.acquire(ctx, owner, wait, lease)
+}
+
+// acquire takes the lock, waiting in the queue up to wait (negative: until ctx ends).
+func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
+	if owner.IsZero() {
+		return false, ErrNoOwner
+	}
+	c := m.c
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	leaseArg, watchdog := c.leaseArg, true
+	if lease > 0 {
+		leaseArg, watchdog = msArg(lease), false
+	} else {
+		lease = c.opt.LeaseTime
+	}
+	if wait == 0 {
+		ttl, err := m.try(ctx, fairTryLockScript, owner, leaseArg, lease, watchdog)
+		return err == nil && ttl < 0, err
+	}
+	ttl, err := m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog)
+	if err != nil || ttl < 0 {
+		if err != nil {
+			m.leave(ctx, owner) // the attempt may have queued us before the error
+		}
+		return err == nil, err
+	}
+	ok, err := c.await(ctx, m.channel+":"+owner.field, wait, ttl, func() (int64, error) {
+		return m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog)
+	})
+	if !ok {
+		m.leave(ctx, owner)
+	}
+	return ok, err
+}
+
+// try runs one lock script. It returns -1 when owner now holds the lock, otherwise at most how
+// long to wait in nanoseconds before trying again, 0 when there is no bound.
+func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
+	c := m.c
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
+	// attempt it sent took the lock.
+	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, owner.field, m.waitArg, now})
+	ms, err := res.AsInt64()
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, c.now())
+			return -1, nil
+		}
+		return 0, fmt.Errorf("lockcore: fair lock %q: %w", m.name, err)
+	}
+	if ms <= 0 {
+		return 0, nil
+	}
+	return ms * int64(time.Millisecond), nil
+}
+
+// leave takes owner out of the queue after it gave up, so that it does not hold up the waiters
+// behind it until its deadline. It is best effort: if it fails, the deadline drops it later.
+func (m *FairMutex) leave(ctx context.Context, owner Owner) {
+	c := m.c
+	ctx, cancel := context.WithTimeout(detach(ctx), c.opt.LeaseTime)
+	defer cancel()
+	fairLeaveScript.exec(ctx, c.rdb, []string{m.queue, m.timeouts, m.name, m.channel},
+		[]string{owner.field, m.waitArg, unlockMessage, c.publishCmd})
+}
+
+// Unlock releases one hold of owner on the lock. When the count reaches zero the key is deleted
+// and "0" is published on the channel of the first waiter only. It returns an error wrapping
+// ErrNotOwner when owner does not hold the lock.
+func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
+	if owner.IsZero() {
+		return ErrNoOwner
+	}
+	c := m.c
+	h, field, leaseArg, ok := c.holds.lookup(m.name, owner)
+	if !ok {
+		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
+	}
+	if leaseArg == "" {
+		leaseArg = c.leaseArg
+	}
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	res := fairUnlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts, m.channel},
+		[]string{unlockMessage, leaseArg, field, now, c.publishCmd})
+	n, err := res.AsInt64()
+	if err != nil {
+		// Stop renewing whatever the outcome, as Mutex.Unlock does.
+		c.holds.released(m.name, h, true, 0)
+		if rueidis.IsRedisNil(err) {
+			if h != nil {
+				return fmt.Errorf("%w: the lease on %q ran out while held", ErrNotOwner, m.name)
+			}
+			return fmt.Errorf("%w: %q", ErrNotOwner, m.name)
+		}
+		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
+	}
+	c.holds.released(m.name, h, n == 1, c.now())
+	return nil
+}
+
+// HeldBy reports whether this Client's local table shows owner holding the lock, and how many
+// times. It does not ask Redis.
+func (m *FairMutex) HeldBy(owner Owner) (int, bool) {
+	return (&Mutex{c: m.c, name: m.name}).HeldBy(owner)
+}
