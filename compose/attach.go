@@ -48,8 +48,11 @@ func Attach(ctx context.Context, spec Spec, addrs []string) (Topology, error) {
 		return nil, err
 	}
 	a := &Attached{spec: spec, addrs: slices.Clone(addrs), admin: newAdminConns()}
-	if spec.Kind == KindSentinel {
+	switch spec.Kind {
+	case KindSentinel:
 		a.spec.MasterName = spec.masterName()
+	case KindMasters:
+		a.spec.Masters = len(addrs) // "masters" with no N takes as many as given
 	}
 	if err := a.check(ctx); err != nil {
 		a.admin.close()
@@ -146,7 +149,10 @@ func (a *Attached) probe(ctx context.Context, addr string) (map[string]string, e
 	s, err := a.admin.str(ctx, addr, "INFO")
 	if err != nil {
 		if isRedisError(err) {
-			// It answered, with an error (NOAUTH, say): report it as it is.
+			if msg := err.Error(); strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "WRONGPASS") {
+				return nil, fmt.Errorf("compose: attach to %s: it requires a password, which lockbench does not send yet: %w", addr, causeOf(err))
+			}
+			// It answered, but with an error: report it as it is.
 			return nil, fmt.Errorf("compose: attach to %w", err)
 		}
 		return nil, fmt.Errorf("%w from %s (is Redis running there?): %w", ErrUnreachable, addr, causeOf(err))

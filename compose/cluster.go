@@ -395,20 +395,32 @@ func clusterDescription(nodes []clusterNode) Description {
 	return d
 }
 
-// liveNodes returns CLUSTER NODES from the first of addrs that answers within describeTimeout.
+// liveNodes asks every node in addrs for CLUSTER NODES at once and returns the first answer
+// within describeTimeout, so that dead or paused nodes cost nothing when one is alive.
 func liveNodes(a *adminConns, addrs []string) ([]clusterNode, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("compose: no cluster node to ask")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), describeTimeout)
-	defer cancel()
-	var errs []error
+	defer cancel() // ends the queries still waiting once one has answered
+	type reply struct {
+		nodes []clusterNode
+		err   error
+	}
+	replies := make(chan reply, len(addrs)) // buffered: late queries never block
 	for _, addr := range addrs {
-		nodes, err := clusterNodesOf(ctx, a, addr)
-		if err == nil {
-			return nodes, nil
+		go func() {
+			nodes, err := clusterNodesOf(ctx, a, addr)
+			replies <- reply{nodes, err}
+		}()
+	}
+	var errs []error
+	for range addrs {
+		r := <-replies
+		if r.err == nil {
+			return r.nodes, nil
 		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
+		errs = append(errs, r.err)
 	}
 	return nil, errors.Join(errs...)
 }

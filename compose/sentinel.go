@@ -355,52 +355,69 @@ func (s *Sentinel) Close() error {
 	return errors.Join(s.sentinels.stop(), s.data.stop())
 }
 
-// sentinelMasterAddr asks every sentinel for name's master and returns the address most of the
-// ones that answer give (ties go to the earliest in sentinels): during a failover they briefly
-// disagree.
+// sentinelMasterAddr asks every sentinel for name's master and returns the address that most
+// of them give: as soon as a majority of sentinels agree, or else, once all have answered or
+// failed, the most common answer (ties go to the earliest in sentinels). During a failover they
+// briefly disagree, and a paused sentinel must not hold up the answer of the others.
 func sentinelMasterAddr(ctx context.Context, a *adminConns, sentinels []string, name string) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the queries still waiting once the answer is known
+	type reply struct {
+		i    int
+		addr string
+		err  error
+	}
+	replies := make(chan reply, len(sentinels)) // buffered: late queries never block
+	for i, sn := range sentinels {
+		go func() {
+			addr, err := askMasterAddr(ctx, a, sn, name)
+			replies <- reply{i, addr, err}
+		}()
+	}
 	answers := make([]string, len(sentinels))
 	errs := make([]error, len(sentinels))
-	var wg sync.WaitGroup
-	for i, sn := range sentinels {
-		wg.Go(func() {
-			m, err := a.do(ctx, sn, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-			if err != nil {
-				errs[i] = err
-				return
+	votes := func(addr string) int {
+		n := 0
+		for _, ans := range answers {
+			if ans == addr {
+				n++
 			}
-			if m.IsNil() {
-				errs[i] = fmt.Errorf("%s: %w %q", sn, errUnknownMaster, name)
-				return
-			}
-			hp, err := m.AsStrSlice()
-			if err != nil || len(hp) != 2 {
-				errs[i] = fmt.Errorf("%s: SENTINEL GET-MASTER-ADDR-BY-NAME %s: unexpected reply %v (%v)", sn, name, hp, err)
-				return
-			}
-			answers[i] = net.JoinHostPort(hp[0], hp[1])
-		})
+		}
+		return n
 	}
-	wg.Wait()
+	for range sentinels {
+		r := <-replies
+		answers[r.i], errs[r.i] = r.addr, r.err
+		if r.addr != "" && 2*votes(r.addr) > len(sentinels) {
+			return r.addr, nil
+		}
+	}
 	best, bestVotes := "", 0
 	for _, ans := range answers {
-		if ans == "" {
-			continue
-		}
-		votes := 0
-		for _, other := range answers {
-			if other == ans {
-				votes++
-			}
-		}
-		if votes > bestVotes {
-			best, bestVotes = ans, votes
+		if v := votes(ans); ans != "" && v > bestVotes {
+			best, bestVotes = ans, v
 		}
 	}
 	if best == "" {
 		return "", fmt.Errorf("compose: no sentinel reported master %q: %w", name, errors.Join(errs...))
 	}
 	return best, nil
+}
+
+// askMasterAddr asks one sentinel for name's master.
+func askMasterAddr(ctx context.Context, a *adminConns, sentinel, name string) (string, error) {
+	m, err := a.do(ctx, sentinel, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
+	if err != nil {
+		return "", err
+	}
+	if m.IsNil() {
+		return "", fmt.Errorf("%s: %w %q", sentinel, errUnknownMaster, name)
+	}
+	hp, err := m.AsStrSlice()
+	if err != nil || len(hp) != 2 {
+		return "", fmt.Errorf("%s: SENTINEL GET-MASTER-ADDR-BY-NAME %s: unexpected reply %q (%v)", sentinel, name, hp, err)
+	}
+	return net.JoinHostPort(hp[0], hp[1]), nil
 }
 
 // errUnknownMaster is a sentinel's nil answer: it monitors no master by that name.
