@@ -1,0 +1,53 @@
+package lockcore
+
+import (
+	"testing"
+
+	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/redis/rueidis"
+)
+
+// semantics is the suite every topology must pass. Each case cleans up after itself, so cases
+// share one deployment (starting a cluster costs seconds).
+var semantics = []struct {
+	name string
+	run  func(*testing.T, *testEnv)
+}{
+	{"MutualExclusion64Goroutines", testMutualExclusion64Goroutines},
+	{"ReentrancyCounts", testReentrancyCounts},
+	{"UnlockByNonOwner", testUnlockByNonOwner},
+	{"LeaseExpiryFreesLock", testLeaseExpiryFreesLock},
+	{"WatchdogRenewsWhileHeld", testWatchdogRenewsWhileHeldAndStopsAfterUnlock},
+	{"WaiterWokenByPubSubBeforeTTL", testWaiterWokenByPubSubBeforeTTL},
+	{"WaitersShareOneSubscription", testWaitersShareOneSubscriptionAndWakeOneByOne},
+}
+
+func runSemantics(t *testing.T, e *testEnv) {
+	for _, tc := range semantics {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
+	}
+}
+
+// On a Redis 7 cluster the suite runs with sharded pub/sub (the env checks every client chose
+// it) and keys spread over all three masters.
+func TestSemanticsOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 6-node cluster")
+	}
+	cl := redistest.NewCluster(t)
+	runSemantics(t, newEnvFor(t, rueidis.ClientOption{InitAddress: cl.Addrs()}, cl.Masters(), true))
+}
+
+// Through sentinels, lockcore finds the master and the suite runs with classic pub/sub.
+func TestSemanticsOnSentinel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 6-process sentinel deployment")
+	}
+	s := redistest.NewSentinel(t)
+	opt := rueidis.ClientOption{InitAddress: s.Addrs(), Sentinel: rueidis.SentinelOption{MasterSet: s.MasterName()}}
+	master, err := s.MasterAddr(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSemantics(t, newEnvFor(t, opt, []string{master}, false))
+}
