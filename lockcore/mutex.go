@@ -73,66 +73,9 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
-	return c.waitFor(ctx, m.channel, wait, ttl, func() (int64, error) {
+	return c.await(ctx, m.channel, wait, ttl, func() (int64, error) {
 		return m.try(ctx, owner, leaseArg, lease, watchdog)
 	})
-}
-
-// waitFor is the waiting half of every lock kind's acquire, after a first attempt that found the
-// lock taken with ttl left (nanoseconds; 0 if it has none). It subscribes to channel, shared with
-// this Client's other waiters on it, and calls try after each wake-up or after the TTL, until try
-// reports the lock taken (-1), wait runs out (false, nil; negative wait: never) or ctx ends.
-// try returns the next TTL the same way, or an error that ends the wait.
-func (c *Client) waitFor(ctx context.Context, channel string, wait time.Duration, ttl int64, try func() (int64, error)) (bool, error) {
-	var deadline time.Time
-	if wait > 0 {
-		deadline = time.Now().Add(wait)
-	}
-	q := c.waiters.join(channel)
-	defer c.waiters.leave(q)
-	timer := time.NewTimer(time.Hour) // armed per wait below
-	timer.Stop()
-	defer timer.Stop()
-	subscribed := false
-	for {
-		sleep := time.Duration(ttl)
-		if ttl == 0 {
-			// The lock exists without a TTL (not ours: ours always have one); poll slowly.
-			sleep = c.opt.RetryFloor
-		}
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return false, nil
-			}
-			sleep = min(sleep, left)
-		}
-		timer.Reset(sleep)
-		if !subscribed {
-			// Wait for the subscription before retrying, so a release between our attempt and
-			// the SUBSCRIBE is not missed; the TTL bounds the wait if the subscription fails.
-			select {
-			case <-q.ready:
-				subscribed = true
-				timer.Stop()
-			case <-timer.C:
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
-		} else {
-			// Go 1.23+ timers: Stop and Reset leave no stale tick behind, so no drain is needed.
-			c.waiters.park(q, timer.C, ctx.Done())
-			timer.Stop()
-		}
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		var err error
-		ttl, err = try()
-		if err != nil || ttl < 0 {
-			return err == nil, err
-		}
-	}
 }
 
 // try runs the lock script once. It returns -1 when owner now holds the lock, otherwise the
