@@ -16,6 +16,16 @@ type hold struct {
 	lease    int64  // the lease in nanoseconds, to forget explicit-lease holds once expired
 	watchdog bool   // renewed by the watchdog (taken without an explicit lease)
 	lastSet  int64  // monotonic-ish nanoseconds (Client.now) when the lease was last set
+	// renewer is how the watchdog renews this hold when the plain lock renewal does not fit
+	// (read-write locks); nil for a hash at the table key renewed by renewScript.
+	renewer *renewer
+}
+
+// renewer is a hold's own renewal: script runs with keys and ARGV lease ms and the hold's field,
+// and returns 1 if renewed, 0 if the hold is gone.
+type renewer struct {
+	script *script
+	keys   []string
 }
 
 const holdShards = 64
@@ -61,6 +71,41 @@ func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease ti
 	s.mu.Unlock()
 }
 
+// acquiredWith is acquired for a hold stored under a table key of its own (not the lock name),
+// written in Redis as field, and renewed by rn: the holds of read-write locks, where several
+// local owners hold one lock at once and each hold kind renews differently.
+func (t *holdTable) acquiredWith(key string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, now int64, rn *renewer) {
+	s := t.shard(key)
+	s.mu.Lock()
+	if h := s.m[key]; h != nil && h.owner == owner {
+		h.count++
+		h.lastSet = now
+		s.mu.Unlock()
+		return
+	}
+	s.m[key] = &hold{owner: owner, field: field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now, renewer: rn}
+	s.mu.Unlock()
+}
+
+// releasedOne settles h after Redis released one of its holds, for scripts that report whether
+// the lock is gone but not whether this field is: the record goes with its last hold. A
+// partial unlock that did not set the lease again leaves the lease clock alone.
+func (t *holdTable) releasedOne(key string, h *hold) {
+	if h == nil {
+		return
+	}
+	s := t.shard(key)
+	s.mu.Lock()
+	if s.m[key] == h {
+		if h.count > 1 {
+			h.count--
+		} else {
+			delete(s.m, key)
+		}
+	}
+	s.mu.Unlock()
+}
+
 // lookup returns the field and lease to unlock name as owner, and the record to settle after.
 // ok is false when the lock is held locally by another owner.
 func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, ok bool) {
@@ -102,6 +147,7 @@ type renewal struct {
 	h        *hold
 	field    string
 	leaseArg string
+	renewer  *renewer // nil: renewScript on the lock at name
 }
 
 // due appends the watchdog holds whose lease was set at or before cutoff, and marks them set at
@@ -120,7 +166,7 @@ func (t *holdTable) due(dst []renewal, cutoff, now int64) []renewal {
 			}
 			if h.lastSet <= cutoff {
 				h.lastSet = now
-				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg})
+				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg, renewer: h.renewer})
 			}
 		}
 		s.mu.Unlock()

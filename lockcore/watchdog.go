@@ -32,23 +32,41 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 	if len(batch) == 0 {
 		return batch
 	}
-	calls := make([]scriptCall, len(batch))
-	for i, r := range batch {
-		calls[i] = scriptCall{keys: []string{r.name}, args: []string{r.leaseArg, r.field}}
-	}
 	// A renewal that cannot finish within the interval is pointless; the next tick tries again.
 	ctx, cancel := context.WithTimeout(c.ctx, c.opt.RenewInterval/2)
 	defer cancel()
-	for i, res := range renewScript.execMulti(ctx, c.rdb, calls) {
-		n, err := res.AsInt64()
-		if err != nil {
-			// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
-			c.holds.retryRenewal(batch[i].name, batch[i].h)
-			continue
+	// One pipelined batch per renewal script: plain locks, and the read-write lock's own renewals
+	// when it has holds of them.
+	groups := make(map[*script][]int, 1)
+	for i, r := range batch {
+		s := renewScript
+		if r.renewer != nil {
+			s = r.renewer.script
 		}
-		c.renewals.Add(1)
-		if n == 0 {
-			c.holds.lost(batch[i].name, batch[i].h)
+		groups[s] = append(groups[s], i)
+	}
+	for s, idx := range groups {
+		calls := make([]scriptCall, len(idx))
+		for j, i := range idx {
+			r := batch[i]
+			keys := []string{r.name}
+			if r.renewer != nil {
+				keys = r.renewer.keys
+			}
+			calls[j] = scriptCall{keys: keys, args: []string{r.leaseArg, r.field}}
+		}
+		for j, res := range s.execMulti(ctx, c.rdb, calls) {
+			r := batch[idx[j]]
+			n, err := res.AsInt64()
+			if err != nil {
+				// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
+				c.holds.retryRenewal(r.name, r.h)
+				continue
+			}
+			c.renewals.Add(1)
+			if n == 0 {
+				c.holds.lost(r.name, r.h)
+			}
 		}
 	}
 	return batch
