@@ -25,6 +25,8 @@ const DefaultFairWaitTime = 5 * time.Second
 // Client do not share a subscription as Mutex waiters do; there is no herd to avoid, as each
 // release wakes one waiter. A waiter whose process dies stays in the queue until its deadline
 // passes and the next script on the lock drops it; until then nobody behind it is served.
+// Deadlines are client wall-clock times in Unix ms, as Redisson writes them, so the clocks of all
+// clients of a fair lock must agree to well within its wait time.
 type FairMutex struct {
 	c        *Client
 	name     string
