@@ -1,0 +1,226 @@
+// Package docker starts the topologies of package compose as containers of the official Redis
+// image, with testcontainers-go, for machines that have a Docker engine but no redis-server.
+// The native provider (package compose) stays the default: it needs no engine and starts in
+// milliseconds.
+//
+// Limits, kept on purpose to keep this small:
+//   - The engine must be local: every address is on 127.0.0.1.
+//   - single and masters:N publish each container's port on 127.0.0.1 (any engine, Docker
+//     Desktop included). sentinel and cluster use host networking, so that the addresses
+//     nodes announce to each other are the ones clients dial; that needs a Linux engine (or
+//     Docker Desktop with host networking enabled).
+//   - Host ports for sentinel and cluster are picked free on the host just before the
+//     containers bind them; another process may take one first, and the start then fails.
+//   - Containers are removed by Close, and by testcontainers' reaper (Ryuk) if the process
+//     dies without closing; TESTCONTAINERS_RYUK_DISABLED=true turns that net off.
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// Image is the Redis image every node runs.
+const Image = "redis:7"
+
+const (
+	// redisPort is the port redis-server listens on inside a container with its own network.
+	redisPort = "6379/tcp"
+	// nodeStartTimeout bounds one container's start, image pull included.
+	nodeStartTimeout = 2 * time.Minute
+	// readyTimeout bounds the wait for a sentinel or cluster topology to settle once its
+	// containers run (replicas synced, sentinels agreed, slots assigned).
+	readyTimeout = time.Minute
+	// pollInterval spaces readiness probes.
+	pollInterval = 100 * time.Millisecond
+	// closeTimeout bounds the removal of all containers in Close.
+	closeTimeout = time.Minute
+)
+
+// hostNetworkHint explains the usual reason a host-network topology never becomes reachable.
+const hostNetworkHint = "sentinel and cluster use host networking: they need a Linux Docker engine, or Docker Desktop with host networking enabled"
+
+// loopback is where published ports and host-network nodes listen: nodes have no password.
+var loopback = netip.MustParseAddr("127.0.0.1")
+
+// serverArgs are the settings of every redis-server node, as the native provider uses them:
+// no persistence, and protected mode off since only loopback can reach the node anyway.
+var serverArgs = []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
+
+// Topology is a deployment of Redis containers started by Start. Its methods are safe for
+// concurrent use.
+type Topology struct {
+	kind  string
+	addrs []string
+	desc  compose.Description
+
+	mu         sync.Mutex
+	containers []testcontainers.Container
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ compose.Topology = (*Topology)(nil)
+
+// Start checks with Available that a Docker engine answers (failing fast with an error wrapping
+// ErrNoDocker otherwise), then starts the topology spec names from Image and waits until it
+// serves: single and masters:N answer PING, sentinel's sentinels agree on the master and its
+// replicas, cluster's slots are all assigned. ctx bounds only the start, image pulls included.
+// On failure every container started is removed. Start is safe for concurrent use; each call
+// starts its own containers.
+func Start(ctx context.Context, spec compose.Spec) (compose.Topology, error) {
+	if err := Available(ctx); err != nil {
+		return nil, err
+	}
+	t := &Topology{kind: spec.Kind}
+	var err error
+	switch spec.Kind {
+	case compose.KindSingle:
+		err = t.startMasters(ctx, 1)
+	case compose.KindMasters:
+		err = t.startMasters(ctx, spec.Masters)
+	case compose.KindSentinel:
+		name := spec.MasterName
+		if name == "" {
+			name = compose.DefaultMasterName
+		}
+		err = t.startSentinel(ctx, name)
+	case compose.KindCluster:
+		err = t.startCluster(ctx)
+	default:
+		err = fmt.Errorf("%w %q: want single, sentinel, cluster or masters:N", compose.ErrBadSpec, spec.Kind)
+	}
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("docker: start %s: %w", spec, err)
+	}
+	return t, nil
+}
+
+// startMasters starts n standalone servers, each in its own container with its port published
+// on loopback.
+func (t *Topology) startMasters(ctx context.Context, n int) error {
+	port := network.MustParsePort(redisPort)
+	for range n {
+		c, err := t.run(ctx, wait.ForLog("Ready to accept connections"),
+			testcontainers.WithCmd(append([]string{"redis-server"}, serverArgs...)...),
+			testcontainers.WithExposedPorts(redisPort),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{port: {{HostIP: loopback, HostPort: "0"}}}
+			}),
+		)
+		if err != nil {
+			return err
+		}
+		mapped, err := c.MappedPort(ctx, redisPort)
+		if err != nil {
+			return err
+		}
+		addr := net.JoinHostPort(loopback.String(), mapped.Port())
+		if _, err := command(ctx, addr, "PING"); err != nil {
+			return fmt.Errorf("published port %s: %w", addr, err)
+		}
+		t.addrs = append(t.addrs, addr)
+		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: addr, Role: compose.RoleMaster})
+	}
+	t.desc.Kind = t.kind
+	return nil
+}
+
+// runHost starts a container on the host's network whose command listens on a loopback port.
+func (t *Topology) runHost(ctx context.Context, ready *wait.LogStrategy, cmd []string, opts ...testcontainers.ContainerCustomizer) (testcontainers.Container, error) {
+	opts = append(opts,
+		testcontainers.WithCmd(cmd...),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.NetworkMode = "host" }),
+	)
+	return t.run(ctx, ready, opts...)
+}
+
+// run starts one container of Image and records it for Close, even when the start failed
+// half-way: testcontainers returns what it created.
+func (t *Topology) run(ctx context.Context, ready *wait.LogStrategy, opts ...testcontainers.ContainerCustomizer) (testcontainers.Container, error) {
+	ctx, cancel := context.WithTimeout(ctx, nodeStartTimeout)
+	defer cancel()
+	// Our errors carry what matters; testcontainers' per-container chatter would bury the
+	// lines lockbench up prints.
+	opts = append([]testcontainers.ContainerCustomizer{testcontainers.WithLogger(tclog.NewNoopLogger())}, opts...)
+	opts = append(opts, testcontainers.WithWaitStrategy(ready.WithStartupTimeout(nodeStartTimeout)))
+	c, err := testcontainers.Run(ctx, Image, opts...)
+	if c != nil {
+		t.mu.Lock()
+		t.containers = append(t.containers, c)
+		t.mu.Unlock()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// freePorts returns n distinct free TCP ports on loopback. They are free only until someone
+// else binds them; the listeners are held until all are picked so the n differ.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", net.JoinHostPort(loopback.String(), "0"))
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func loopbackAddr(port int) string { return net.JoinHostPort(loopback.String(), strconv.Itoa(port)) }
+
+// Kind returns the topology kind, e.g. compose.KindCluster. It is safe for concurrent use.
+func (t *Topology) Kind() string { return t.kind }
+
+// Addrs returns the addresses clients dial (the sentinels for sentinel) in a slice the caller
+// owns. It is safe for concurrent use.
+func (t *Topology) Addrs() []string { return append([]string(nil), t.addrs...) }
+
+// Describe returns every node and its role. It is safe for concurrent use.
+func (t *Topology) Describe() compose.Description {
+	d := t.desc
+	d.Nodes = append([]compose.Node(nil), t.desc.Nodes...)
+	return d
+}
+
+// Close removes every container of the topology, concurrently, and waits until they are gone
+// (at most a minute). It is idempotent and safe for concurrent use: later calls wait for the
+// first and return its result.
+func (t *Topology) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		cs := t.containers
+		t.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		errs := make([]error, len(cs))
+		var wg sync.WaitGroup
+		for i, c := range cs {
+			wg.Go(func() { errs[i] = c.Terminate(ctx) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.closeErr = fmt.Errorf("docker: remove containers: %w", err)
+		}
+	})
+	return t.closeErr
+}

@@ -1,0 +1,95 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// commandTimeout bounds one readiness probe; a node that does not answer in time is not ready.
+const commandTimeout = 2 * time.Second
+
+// command sends one command to addr on a fresh connection and returns its reply if it is a
+// status, integer or bulk string: enough for the INFO and CLUSTER INFO probes that decide
+// readiness, without a client library's reconnects and topology discovery in the way.
+func command(ctx context.Context, addr string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	dl, _ := ctx.Deadline()
+	conn.SetDeadline(dl)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(conn)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	head = strings.TrimRight(head, "\r\n")
+	if head == "" {
+		return "", errors.New("empty reply")
+	}
+	switch head[0] {
+	case '+', ':':
+		return head[1:], nil
+	case '-':
+		return "", fmt.Errorf("%s: %s", addr, head[1:])
+	case '$':
+		n, err := strconv.Atoi(head[1:])
+		if err != nil || n < 0 || n > 1<<20 {
+			return "", fmt.Errorf("%s: bad bulk length %q", addr, head)
+		}
+		body := make([]byte, n+2)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return "", err
+		}
+		return string(body[:n]), nil
+	}
+	return "", fmt.Errorf("%s: unexpected reply %q", addr, head)
+}
+
+// infoField returns the value of field in an INFO-style "field:value" text, or "".
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// poll calls ready every pollInterval until it returns nil or ctx ends; the error then says what
+// was still missing.
+func poll(ctx context.Context, what string, ready func(context.Context) error) error {
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		err := ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last: %v)", what, context.Cause(ctx), err)
+		case <-t.C:
+		}
+	}
+}
