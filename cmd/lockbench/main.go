@@ -16,10 +16,13 @@ const usage = `lockbench — benchmark and load generator for Redis distributed 
 
 Usage:
   lockbench run [flags]     run a workload against one or more lock drivers, side by side
+  lockbench up [flags]      start a Redis topology (single, sentinel, cluster, masters:N) and keep it running
+  lockbench down [flags]    stop a topology started by lockbench up
+  lockbench status [flags]  list the running topologies and PING their nodes
   lockbench version         print the version
   lockbench help [command]  show help
 
-Run 'lockbench run --help' for the run flags and examples.
+Run 'lockbench COMMAND --help' for a command's flags and examples.
 `
 
 func main() {
@@ -31,15 +34,27 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	commands := map[string]func(args []string, stdout, stderr io.Writer) int{
+		"run":    runCommand,
+		"up":     upCommand,
+		"down":   downCommand,
+		"status": statusCommand,
+	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "run":
-		return runCommand(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "lockbench", version)
 		return exitOK
 	case "help", "-h", "--help":
-		if len(args) > 1 && args[1] == "run" {
-			return runCommand([]string{"--help"}, stdout, stderr)
+		if len(args) > 1 {
+			cmd, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "lockbench help: unknown command %q\n\n%s", args[1], usage)
+				return exitUsage
+			}
+			return cmd([]string{"--help"}, stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+const statusExamples = `
+Examples:
+  # Every topology lockbench up runs for this user, each node PINGed:
+  lockbench status
+
+  # Only the one started with --name sent; usable as a readiness check in scripts:
+  until lockbench status --name sent >/dev/null; do sleep 1; done
+
+Output (stdout): per topology a line "NAME TOPOLOGY PROVIDER pid PID up UPTIME", then one
+line per node with its address, role and "ok" or "DOWN (reason)", then "addr" and "run"
+lines as lockbench up prints them.
+Exit codes: 0 every node answers PING (or nothing is running), 1 a node is down, a topology
+is still starting or its up process is gone, 2 bad flags.
+`
+
+// statusFlags are the parsed flags of lockbench status.
+type statusFlags struct {
+	name     string
+	stateDir string
+	timeout  time.Duration
+}
+
+func parseStatusFlags(args []string, stdout, stderr io.Writer) (*statusFlags, int, bool) {
+	f := &statusFlags{}
+	fs := pflag.NewFlagSet("lockbench status", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.name, "name", "", "show only the topology of this lockbench up --name (default: all)")
+	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files lockbench up writes")
+	fs.DurationVar(&f.timeout, "timeout", time.Second, "how long each node has to answer PING")
+	help := fs.BoolP("help", "h", false, "show this help")
+
+	bad := func(format string, a ...any) (*statusFlags, int, bool) {
+		fmt.Fprintf(stderr, "lockbench status: "+format+"\nRun 'lockbench status --help' for usage.\n", a...)
+		return nil, exitUsage, false
+	}
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lockbench status [--name NAME] [flags]\n\nList the topologies lockbench up runs and whether each node answers PING.\n\nFlags:\n%s%s", fs.FlagUsages(), statusExamples)
+		return nil, exitOK, false
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if f.name != "" {
+		if err := checkName(f.name); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if f.timeout <= 0 {
+		return bad("--timeout %v must be positive", f.timeout)
+	}
+	if f.stateDir == "" {
+		return bad("--state-dir must not be empty")
+	}
+	return f, exitOK, true
+}
+
+func statusCommand(args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseStatusFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	paths, err := stateFiles(f.stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench status: %v\n", err)
+		return exitFailure
+	}
+	if f.name != "" {
+		paths = []string{statePath(f.stateDir, f.name)}
+	}
+	healthy, shown := true, 0
+	for _, p := range paths {
+		st, err := readState(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		shown++
+		if err != nil {
+			fmt.Fprintf(stdout, "%s  unreadable state file: %v\n", nameOf(p), err)
+			healthy = false
+			continue
+		}
+		healthy = showStatus(stdout, st, f.timeout) && healthy
+	}
+	if shown == 0 {
+		if f.name != "" {
+			fmt.Fprintf(stdout, "nothing running as %q\n", f.name)
+		} else {
+			fmt.Fprintln(stdout, "nothing running")
+		}
+		return exitOK
+	}
+	if !healthy {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// showStatus prints one topology and reports whether its up runs and every node answers.
+func showStatus(w io.Writer, st upState, timeout time.Duration) bool {
+	head := fmt.Sprintf("%s  %s  %s  pid %d", st.Name, st.Topology, st.Provider, st.Pid)
+	switch {
+	case !upAlive(st.Pid):
+		fmt.Fprintf(w, "%s  STALE: the up process is gone; 'lockbench down --name %s' cleans up\n", head, st.Name)
+		return false
+	case st.Description == nil:
+		fmt.Fprintf(w, "%s  starting for %v\n", head, time.Since(st.Started).Round(time.Second))
+		return false
+	}
+	fmt.Fprintf(w, "%s  up %v\n", head, time.Since(st.Ready).Round(time.Second))
+	nodes := st.Description.Nodes
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { errs[i] = pingNode(n.Addr, timeout) })
+	}
+	wg.Wait()
+	ok := true
+	for i, n := range nodes {
+		state := "ok"
+		if errs[i] != nil {
+			state, ok = fmt.Sprintf("DOWN (%v)", errs[i]), false
+		}
+		fmt.Fprintf(w, "  %-21s %-8s %s\n", n.Addr, n.Role, state)
+	}
+	fmt.Fprintf(w, "  addr %s\n", strings.Join(st.Addrs, ","))
+	fmt.Fprintf(w, "  run  %s\n", runLine(st))
+	return ok
+}
+
+// pingNode sends an inline PING to addr on a fresh connection, all within timeout; anything but
+// +PONG (a refused connection, -LOADING, silence) is an error.
+func pingNode(addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	dl, _ := ctx.Deadline()
+	conn.SetDeadline(dl)
+	if _, err := io.WriteString(conn, "PING\r\n"); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("no answer to PING: %w", err)
+	}
+	if line = strings.TrimSpace(line); line != "+PONG" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/spf13/pflag"
+)
+
+const upExamples = `
+Examples:
+  # A 3-master, 3-replica Redis Cluster on free loopback ports, until Ctrl-C:
+  lockbench up --topology cluster
+
+  # In the background, then benchmark it from another shell and stop it:
+  lockbench up --topology cluster > /tmp/cluster.txt &
+  lockbench run --topology cluster --addr "$(awk '$1=="addr"{print $2}' /tmp/cluster.txt)"
+  lockbench down
+
+  # One master, two replicas and three sentinels, named so that a second up can run beside it:
+  lockbench up --topology sentinel --master-name orders --name sent
+
+  # Five independent masters for RedLock, in Docker containers instead of native processes:
+  lockbench up --topology masters:5 --provider docker
+
+Output (stdout, one "key value" line each): name, topology, one "node ADDR ROLE" line per
+node, "addr" with the comma-separated addresses clients dial (the sentinels for sentinel),
+"master-name" for sentinel, and "run" with a lockbench run command line to copy. Logs go to
+stderr. up keeps running until Ctrl-C, SIGTERM or 'lockbench down', then stops every node.
+Exit codes: 0 stopped cleanly, 1 could not start (or the name is taken), 2 bad flags,
+130 interrupted while starting.
+`
+
+// upFlags are the parsed flags of lockbench up.
+type upFlags struct {
+	spec     compose.Spec
+	provider string
+	name     string
+	stateDir string
+}
+
+func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
+	f := &upFlags{}
+	fs := pflag.NewFlagSet("lockbench up", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
+	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
+	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (redis:7 containers)")
+	fs.StringVar(&f.name, "name", defaultUpName, "name of this topology, so that several can run at once; down and status take it too")
+	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files that down and status read")
+	help := fs.BoolP("help", "h", false, "show this help")
+
+	bad := func(format string, a ...any) (*upFlags, int, bool) {
+		fmt.Fprintf(stderr, "lockbench up: "+format+"\nRun 'lockbench up --help' for usage.\n", a...)
+		return nil, exitUsage, false
+	}
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.\n\nFlags:\n%s%s", fs.FlagUsages(), upExamples)
+		return nil, exitOK, false
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	spec, err := compose.ParseSpec(*topology)
+	if err != nil {
+		return bad("--topology: %v", err)
+	}
+	if fs.Changed("master-name") {
+		if spec.Kind != compose.KindSentinel {
+			return bad("--master-name is for --topology sentinel, not %s", spec)
+		}
+		if strings.TrimSpace(f.spec.MasterName) == "" || strings.ContainsAny(f.spec.MasterName, " \t\r\n") {
+			return bad("--master-name %q: want a name without spaces", f.spec.MasterName)
+		}
+		spec.MasterName = f.spec.MasterName
+	}
+	if spec.Kind == compose.KindSentinel && spec.MasterName == "" {
+		spec.MasterName = compose.DefaultMasterName
+	}
+	f.spec = spec
+	if f.provider != providerNative && f.provider != providerDocker {
+		return bad("--provider %q: want native or docker", f.provider)
+	}
+	if err := checkName(f.name); err != nil {
+		return bad("%v", err)
+	}
+	if f.stateDir == "" {
+		return bad("--state-dir must not be empty")
+	}
+	return f, exitOK, true
+}
+
+func upCommand(args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseUpFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "lockbench up: "+format+"\n", a...) }
+
+	// Signals are caught before anything is started, so that no Ctrl-C can leave a node behind.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	st := upState{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
+	if owner, err := claimState(f.stateDir, st); err != nil {
+		if errors.Is(err, errUpRunning) {
+			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, owner.Name)
+		} else {
+			logf("%v", err)
+		}
+		return exitFailure
+	}
+	path := statePath(f.stateDir, f.name)
+	defer os.Remove(path)
+
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case sig := <-sigs:
+			logf("%v: stopping the topology (again to quit at once)", sig)
+			cancel()
+		case <-stopped:
+			return
+		}
+		select {
+		case <-sigs:
+			// Native nodes die with us (compose sets a parent-death signal); containers are
+			// removed by testcontainers' reaper once our session ends.
+			os.Remove(path)
+			os.Exit(exitInterrupted)
+		case <-stopped:
+		}
+	}()
+
+	logf("starting %s (%s provider)", f.spec, f.provider)
+	topo, err := startProvider(ctx, f.provider, f.spec)
+	if err != nil {
+		logf("%v", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitFailure
+	}
+	defer func() {
+		logf("stopping %s", f.spec)
+		if err := topo.Close(); err != nil {
+			logf("stop: %v", err)
+			return
+		}
+		logf("stopped")
+	}()
+
+	desc := topo.Describe()
+	if desc.Kind == compose.KindSentinel && desc.MasterName == "" {
+		desc.MasterName = f.spec.MasterName
+	}
+	st.Ready, st.Addrs, st.Description, st.NodePids = time.Now(), topo.Addrs(), &desc, nodePids(topo, desc)
+	if err := writeState(f.stateDir, st); err != nil {
+		logf("%v", err)
+		return exitFailure
+	}
+	writeUpSummary(stdout, st)
+	logf("%s is up (pid %d): stop it with Ctrl-C or 'lockbench down --name %s'", f.spec, st.Pid, f.name)
+
+	<-ctx.Done()
+	return exitOK
+}
+
+// nodePids returns the node processes of topologies that expose them (native ones).
+func nodePids(t compose.Topology, desc compose.Description) []int {
+	var pids []int
+	for _, n := range desc.Nodes {
+		if pid := nodePid(t, n.Addr); pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// writeUpSummary prints what a started topology is, one "key value" line each, for people and
+// for scripts (awk '$1=="addr"{print $2}').
+func writeUpSummary(w io.Writer, st upState) {
+	fmt.Fprintf(w, "name        %s\n", st.Name)
+	fmt.Fprintf(w, "topology    %s\n", st.Topology)
+	for _, n := range st.Description.Nodes {
+		fmt.Fprintf(w, "node        %s %s\n", n.Addr, n.Role)
+	}
+	fmt.Fprintf(w, "addr        %s\n", strings.Join(st.Addrs, ","))
+	if st.Description.MasterName != "" {
+		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
+	}
+	fmt.Fprintf(w, "run         %s\n", runLine(st))
+}
+
+// runLine is the lockbench run command line that benchmarks the topology of st.
+func runLine(st upState) string {
+	line := "lockbench run"
+	if st.Description.Kind != compose.KindSingle {
+		line += " --topology " + st.Topology
+	}
+	line += " --addr " + strings.Join(st.Addrs, ",")
+	if st.Description.MasterName != "" {
+		line += " --master-name " + st.Description.MasterName
+	}
+	return line
+}
