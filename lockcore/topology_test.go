@@ -22,6 +22,27 @@ var semantics = []struct {
 	{"WaitersShareOneSubscription", testWaitersShareOneSubscriptionAndWakeOneByOne},
 }
 
+// familySemantics is the suite of the other lock kinds; it runs on single servers in each
+// kind's own tests and on a cluster here, where every helper key and channel must stay in the
+// lock's slot.
+var familySemantics = []struct {
+	name string
+	run  func(*testing.T, *testEnv)
+}{
+	{"FairFIFO32Waiters", testFairFIFO32Waiters},
+	{"FairReleaseWakesOnlyFirstWaiter", testFairReleaseWakesOnlyFirstWaiter},
+	{"FairGiveUpLeavesQueue", testFairGiveUpLeavesQueue},
+	{"FairStaleWaiterDoesNotBlock", testFairStaleWaiterDoesNotBlock},
+	{"FairTryLockNoWaitNeverQueues", testFairTryLockNoWaitNeverQueues},
+	{"FairUnlockByNonOwner", testFairUnlockByNonOwner},
+	{"FairWatchdogRenewsWhileHeld", testFairWatchdogRenewsWhileHeld},
+	{"FairMutualExclusionAndReentry", testFairMutualExclusionAndReentry},
+	{"FencedTokensStrictlyIncrease", testFencedTokensStrictlyIncrease},
+	{"FencedReentryAndLayout", testFencedReentryAndLayout},
+	{"FencedUnlockByNonOwner", testFencedUnlockByNonOwner},
+	{"FencedExcludesMutex", testFencedExcludesMutexAndWakesOnItsRelease},
+}
+
 func runSemantics(t *testing.T, e *testEnv) {
 	for _, tc := range semantics {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
@@ -35,7 +56,11 @@ func TestSemanticsOnCluster(t *testing.T) {
 		t.Skip("starts a 6-node cluster")
 	}
 	cl := redistest.NewCluster(t)
-	runSemantics(t, newEnvFor(t, rueidis.ClientOption{InitAddress: cl.Addrs()}, cl.Masters(), true))
+	e := newEnvFor(t, rueidis.ClientOption{InitAddress: cl.Addrs()}, cl.Masters(), true)
+	runSemantics(t, e)
+	for _, tc := range familySemantics {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
+	}
 }
 
 // Through sentinels, lockcore finds the master and the suite runs with classic pub/sub.
