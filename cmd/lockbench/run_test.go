@@ -355,3 +355,13 @@ func TestRunBadInput(t *testing.T) {
 		}
 	}
 }
+
+// With no Docker engine (as on the CI machine), --provider docker fails fast and says why.
+func TestProviderDockerWithoutEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"run", "--provider", "docker", "--duration", "100ms", "--no-results"}, &out, &errb)
+	if code != exitFailure || !strings.Contains(errb.String(), "Docker") {
+		t.Fatalf("exit %d, stderr %q: want exit %d naming Docker", code, errb.String(), exitFailure)
+	}
+}

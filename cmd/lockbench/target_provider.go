@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
 )
 
-// errNoDocker is returned for --provider docker until the docker provider is built in.
-var errNoDocker = errors.New("--provider docker is not available in this build")
-
-// startProvider starts spec with the provider --provider names.
+// startProvider starts spec with the provider --provider names: native redis-server processes,
+// or Docker containers (whose error, with no engine, wraps docker.ErrNoDocker and says so).
 func startProvider(ctx context.Context, provider string, spec compose.Spec) (compose.Topology, error) {
 	if provider == providerDocker {
-		return nil, errNoDocker
+		return docker.Start(ctx, spec)
 	}
 	return compose.Start(ctx, spec, compose.NativeOptions{})
 }
