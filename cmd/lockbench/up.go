@@ -20,8 +20,9 @@ Examples:
   # A 3-master, 3-replica Redis Cluster on free loopback ports, until Ctrl-C:
   lockbench up --topology cluster
 
-  # In the background, then benchmark it from another shell and stop it:
+  # In the background: wait until it is up, benchmark it, stop it:
   lockbench up --topology cluster > /tmp/cluster.txt &
+  until grep -q '^run' /tmp/cluster.txt; do sleep 0.2; done
   lockbench run --topology cluster --addr "$(awk '$1=="addr"{print $2}' /tmp/cluster.txt)"
   lockbench down
 

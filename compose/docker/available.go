@@ -31,7 +31,7 @@ func Available(ctx context.Context) error {
 	if os.Getenv("DOCKER_HOST") != "" {
 		err = pingEnv(ctx)
 	} else {
-		where = "DOCKER_HOST unset, default sockets tried"
+		where = "DOCKER_HOST unset; tried /var/run/docker.sock, rootless sockets and ~/.testcontainers.properties"
 		err = pingDiscovered(ctx)
 	}
 	if err != nil {
