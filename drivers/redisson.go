@@ -1,0 +1,294 @@
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redisson settings the driver reproduces, with Redisson's defaults.
+const (
+	// RedissonDefaultLease is Redisson's lockWatchdogTimeout: the lease of a lock taken without
+	// one, renewed every third of it while held.
+	RedissonDefaultLease = 30 * time.Second
+	// RedissonSubscribeTimeout bounds the wait for a SUBSCRIBE confirmation, as Redisson's
+	// subscriptionTimeout does; a waiter fails with an error when it runs out.
+	RedissonSubscribeTimeout = 7500 * time.Millisecond
+	// redissonUnlockMessage is what a full release publishes (Redisson's LockPubSub.UNLOCK_MESSAGE).
+	redissonUnlockMessage = "0"
+)
+
+// The RLock scripts, written for lockbench with Redisson's semantics, key layout and replies (the
+// same protocol lockcore speaks, so that the two exclude each other).
+
+// redissonLockLua takes the lock if it is free, or counts one more hold if the owner has it.
+// KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field. Returns nil when held, else the lock's PTTL.
+const redissonLockLua = `
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])`
+
+// redissonUnlockLua releases one hold; the last one deletes the lock and announces it.
+// KEYS[1] lock, KEYS[2] channel; ARGV[1] unlock message, ARGV[2] lease ms, ARGV[3] owner field,
+// ARGV[4] publish command. Returns nil when the owner does not hold the lock, 0 when holds
+// remain, 1 when released.
+const redissonUnlockLua = `
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local holds = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if holds > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+return 1`
+
+// RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x
+// client with default settings does, without lockcore's optimisations: the full script with
+// EVAL on every call (useScriptCache was false by default until 3.46.0), a watchdog timer and
+// renewal command per held lock (before 3.44 batched them), and waiters that share one
+// subscription per lock per client, subscribing when the first waits and unsubscribing when the
+// last leaves, retrying on each unlock message or after the lock's PTTL. On a Redis 7 cluster it
+// uses SSUBSCRIBE/SPUBLISH, as Redisson does since 3.22. Not reproduced: the WAIT for replicas
+// Redisson adds after lock and unlock when the master has replicas (checkLockSyncedSlaves), and
+// the unlock-latch keys of later 3.x versions. The registered driver is the zero value; a
+// RedissonDriver value is safe for concurrent use.
+type RedissonDriver struct {
+	// WatchdogTimeout is Redisson's lockWatchdogTimeout: the lease of locks taken when the run
+	// sets none, renewed every third of it. Zero means RedissonDefaultLease.
+	WatchdogTimeout time.Duration
+}
+
+var _ Driver = RedissonDriver{}
+
+func init() { Register(RedissonDriver{}) }
+
+// Name implements Driver.
+func (RedissonDriver) Name() string { return "redisson" }
+
+// Kinds implements Driver.
+func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant }
+
+// Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
+// returns an error wrapping ErrUnsupported (Redisson's RedLock is a separate lock kind).
+func (d RedissonDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
+	t, err := singleNodeTopology(cfg, "redisson")
+	if err != nil {
+		return nil, err
+	}
+	rdb, err := openGoRedis(ctx, cfg, t)
+	if err != nil {
+		return nil, fmt.Errorf("redisson: %w", err)
+	}
+	version, err := serverVersion(ctx, rdb)
+	if err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redisson: server version: %w", err)
+	}
+	l := &redissonLocker{rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish"}
+	sharded := t == topoCluster && versionAtLeast(version, 7)
+	if sharded {
+		l.publish = "spublish"
+	}
+	l.lease, l.watchdog = cfg.Lease, false
+	if l.lease <= 0 {
+		l.lease, l.watchdog = d.WatchdogTimeout, true
+		if l.lease <= 0 {
+			l.lease = RedissonDefaultLease
+		}
+	}
+	if l.lease < 3*time.Millisecond {
+		rdb.Close()
+		return nil, fmt.Errorf("redisson: lease %v is below 3ms", l.lease)
+	}
+	l.leaseArg = msString(l.lease)
+	l.subs = newRedissonSubs(rdb, sharded, poolSize(cfg))
+	if l.watchdog {
+		l.wd = newRedissonWatchdog(rdb, l.lease)
+	}
+	return l, nil
+}
+
+type redissonLocker struct {
+	rdb      redis.UniversalClient
+	topology string
+	server   string // redis_version
+	id       string // the client UUID, first half of every owner field
+	pool     int
+	publish  string // "publish", or "spublish" on a Redis 7 cluster
+	lease    time.Duration
+	leaseArg string
+	watchdog bool
+	subs     *redissonSubs
+	wd       *redissonWatchdog // nil with an explicit lease
+	owners   atomic.Uint64
+	closed   atomic.Bool
+}
+
+func (l *redissonLocker) NewWorker() Worker {
+	return &redissonWorker{l: l, field: l.id + ":" + strconv.FormatUint(l.owners.Add(1), 10)}
+}
+
+func (l *redissonLocker) Settings() map[string]string {
+	lease := l.lease.String() + " (no renewal)"
+	if l.watchdog {
+		lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer and one EVAL per held lock"
+	}
+	pubsub := "SUBSCRIBE/PUBLISH"
+	if l.publish == "spublish" {
+		pubsub = "SSUBSCRIBE/SPUBLISH (sharded, Redis " + l.server + " cluster)"
+	}
+	return map[string]string{
+		"library":      "lockbench Redisson RLock emulation",
+		"emulates":     "Redisson 3.22–3.43 defaults (useScriptCache=false, per-lock watchdog timers)",
+		"client":       "go-redis " + redis.Version(),
+		"topology":     l.topology,
+		"pool_size":    strconv.Itoa(l.pool),
+		"lease":        lease,
+		"scripts":      "EVAL with the script body on every call",
+		"waiters":      "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
+		"pubsub":       pubsub,
+		"not_emulated": "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
+	}
+}
+
+func (l *redissonLocker) Close() error {
+	if !l.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if l.wd != nil {
+		l.wd.close()
+	}
+	l.subs.close()
+	return l.rdb.Close()
+}
+
+// redissonWorker is one owner, the role of a Java thread: its field is "<client UUID>:<n>".
+type redissonWorker struct {
+	l     *redissonLocker
+	field string
+	timer *time.Timer
+}
+
+func (w *redissonWorker) Lock(ctx context.Context, name string) error {
+	l := w.l
+	if l.closed.Load() {
+		return errRedissonClosed
+	}
+	ttl, ok, err := w.try(ctx, name)
+	if err != nil || ok {
+		return err
+	}
+	e, err := l.subs.subscribe(ctx, redissonChannelName(name))
+	if err != nil {
+		return err
+	}
+	defer l.subs.unsubscribe(e)
+	// Redisson waits for the subscription before it tries again, so that a release between its
+	// attempt and the SUBSCRIBE is not missed.
+	if w.timer == nil {
+		w.timer = time.NewTimer(RedissonSubscribeTimeout)
+	} else {
+		w.timer.Reset(RedissonSubscribeTimeout)
+	}
+	select {
+	case <-e.ready:
+		w.timer.Stop()
+	case <-w.timer.C:
+		return fmt.Errorf("redisson: lock %q: subscription to %s not confirmed within %v", name, e.channel, RedissonSubscribeTimeout)
+	case <-ctx.Done():
+		w.timer.Stop()
+		return ctx.Err()
+	case <-l.subs.done():
+		w.timer.Stop()
+		return errRedissonClosed
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ttl, ok, err = w.try(ctx, name)
+		if err != nil || ok {
+			return err
+		}
+		// Sleep until a permit (an unlock message) or the lock's TTL. A lock without a TTL (not
+		// one of ours) gives no bound: Redisson then waits for a message only.
+		var expired <-chan time.Time
+		if ttl >= 0 {
+			w.timer.Reset(ttl)
+			expired = w.timer.C
+		}
+		select {
+		case <-e.latch:
+		case <-expired:
+		case <-ctx.Done():
+		case <-l.subs.done():
+			w.timer.Stop()
+			return errRedissonClosed
+		}
+		w.timer.Stop()
+	}
+}
+
+// try runs the lock script once. It reports whether the worker now holds the lock, and otherwise
+// the lock's PTTL (negative if it has none).
+func (w *redissonWorker) try(ctx context.Context, name string) (time.Duration, bool, error) {
+	l := w.l
+	pttl, err := l.rdb.Eval(detach(ctx), redissonLockLua, []string{name}, l.leaseArg, w.field).Int64()
+	if errors.Is(err, redis.Nil) {
+		if l.wd != nil {
+			l.wd.add(name, w.field)
+		}
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("redisson: lock %q: %w", name, err)
+	}
+	return time.Duration(pttl) * time.Millisecond, false, nil
+}
+
+func (w *redissonWorker) Unlock(ctx context.Context, name string) error {
+	l := w.l
+	_, err := l.rdb.Eval(detach(ctx), redissonUnlockLua, []string{name, redissonChannelName(name)},
+		redissonUnlockMessage, l.leaseArg, w.field, l.publish).Int64()
+	if l.wd != nil {
+		l.wd.remove(name, w.field)
+	}
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %q is not held by %s", ErrNotHeld, name, w.field)
+	}
+	if err != nil {
+		return fmt.Errorf("redisson: unlock %q: %w", name, err)
+	}
+	return nil
+}
+
+// redissonChannelName returns the unlock channel Redisson uses for the lock name: the prefix plus the
+// name in a hash tag, unless the name has one already, so that in a cluster the channel lives in
+// the lock's slot.
+func redissonChannelName(name string) string {
+	if strings.Contains(name, "{") {
+		return "redisson_lock__channel:" + name
+	}
+	return "redisson_lock__channel:{" + name + "}"
+}
+
+// msString formats d in whole milliseconds, as the scripts take leases.
+func msString(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

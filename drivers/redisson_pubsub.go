@@ -1,0 +1,255 @@
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// errRedissonClosed is returned by the Redisson driver's operations after Close.
+var errRedissonClosed = errors.New("redisson: client closed")
+
+// redissonSubs is what Redisson's PublishSubscribeService does for RLock waiters: the waiters of
+// one lock in this client share one entry and one subscription to the lock's channel; the first
+// subscribes, the last unsubscribes; every unlock message releases one permit, which wakes one
+// waiter. It uses one go-redis PubSub connection per client, or, for sharded pub/sub on a
+// cluster, one per master (a shard channel lives on its slot's master). It is safe for
+// concurrent use.
+type redissonSubs struct {
+	rdb     redis.UniversalClient
+	sharded bool // SSUBSCRIBE on the channel's master; rdb is then a *redis.ClusterClient
+	permits int  // capacity of each entry's latch
+	ctx     context.Context
+	cancel  context.CancelFunc
+	readers sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[string]*redissonPSConn // by master address; "" when not sharded
+	closed bool
+}
+
+// redissonPSConn is one pub/sub connection and the channels subscribed on it.
+type redissonPSConn struct {
+	s  *redissonSubs
+	ps *redis.PubSub
+	// mu guards chans and is held while (un)subscribe commands are written, so that the order
+	// of commands on the wire is the order of the counters in redissonChanState.
+	mu    sync.Mutex
+	chans map[string]*redissonChanState
+}
+
+// redissonChanState tracks one channel on a connection. Subscriptions and their confirmations
+// come in the same order on one connection, so counting them tells which confirmation belongs
+// to the live entry, even after an unsubscribe and a new subscribe of the same channel.
+type redissonChanState struct {
+	sent, acked uint64
+	entry       *redissonEntry // the live entry, nil once its last waiter left
+}
+
+// redissonEntry is Redisson's RedissonLockEntry: the local waiters of one lock.
+type redissonEntry struct {
+	conn    *redissonPSConn
+	channel string
+	refs    int
+	seq     uint64        // the confirmation number of this entry's SUBSCRIBE
+	ready   chan struct{} // closed when the subscription is confirmed
+	isReady bool
+	latch   chan struct{} // permits, one per unlock message, as Redisson's semaphore
+}
+
+func newRedissonSubs(rdb redis.UniversalClient, sharded bool, permits int) *redissonSubs {
+	s := &redissonSubs{rdb: rdb, sharded: sharded, permits: permits, conns: map[string]*redissonPSConn{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// done is closed when the subscriptions are closed; waiters stop waiting then.
+func (s *redissonSubs) done() <-chan struct{} { return s.ctx.Done() }
+
+// subscribe joins the waiters of channel, subscribing if it is the first. The caller waits on
+// the entry's ready channel before relying on messages, and calls unsubscribe when done.
+func (s *redissonSubs) subscribe(ctx context.Context, channel string) (*redissonEntry, error) {
+	c, err := s.conn(ctx, channel)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.chans[channel]
+	if ch == nil {
+		ch = &redissonChanState{}
+		c.chans[channel] = ch
+	}
+	if e := ch.entry; e != nil {
+		e.refs++
+		return e, nil
+	}
+	e := &redissonEntry{conn: c, channel: channel, refs: 1, ready: make(chan struct{}), latch: make(chan struct{}, s.permits)}
+	ch.sent++
+	e.seq = ch.sent
+	ch.entry = e
+	if s.sharded {
+		err = c.ps.SSubscribe(ctx, channel)
+	} else {
+		err = c.ps.Subscribe(ctx, channel)
+	}
+	if err != nil {
+		// Not sent: no confirmation will count for it. go-redis resubscribes after reconnecting,
+		// so take the channel off its list again.
+		ch.sent--
+		ch.entry = nil
+		c.unsubscribeLocked(channel, ch)
+		return nil, fmt.Errorf("redisson: subscribe %s: %w", channel, err)
+	}
+	return e, nil
+}
+
+// unsubscribe leaves the waiters of e's channel, unsubscribing if it was the last.
+func (s *redissonSubs) unsubscribe(e *redissonEntry) {
+	c := e.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.refs--; e.refs > 0 {
+		return
+	}
+	ch := c.chans[e.channel]
+	if ch == nil || ch.entry != e {
+		return
+	}
+	ch.entry = nil
+	c.unsubscribeLocked(e.channel, ch)
+}
+
+// unsubscribeLocked sends the unsubscribe for channel and forgets it once no confirmation is due.
+func (c *redissonPSConn) unsubscribeLocked(channel string, ch *redissonChanState) {
+	// An error means the connection is gone, and with it the subscription; go-redis has already
+	// dropped the channel from the set it resubscribes.
+	if c.s.sharded {
+		_ = c.ps.SUnsubscribe(c.s.ctx, channel)
+	} else {
+		_ = c.ps.Unsubscribe(c.s.ctx, channel)
+	}
+	if ch.acked >= ch.sent {
+		delete(c.chans, channel)
+	}
+}
+
+// conn returns the connection that carries channel, opening it on first use.
+func (s *redissonSubs) conn(ctx context.Context, channel string) (*redissonPSConn, error) {
+	addr := ""
+	var master *redis.Client
+	if s.sharded {
+		var err error
+		master, err = s.rdb.(*redis.ClusterClient).MasterForKey(ctx, channel)
+		if err != nil {
+			return nil, fmt.Errorf("redisson: master of %s: %w", channel, err)
+		}
+		addr = master.Options().Addr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errRedissonClosed
+	}
+	if c := s.conns[addr]; c != nil {
+		return c, nil
+	}
+	c := &redissonPSConn{s: s, chans: map[string]*redissonChanState{}}
+	if master != nil {
+		c.ps = master.SSubscribe(s.ctx)
+	} else {
+		c.ps = s.rdb.Subscribe(s.ctx)
+	}
+	s.conns[addr] = c
+	s.readers.Add(1)
+	go c.read()
+	return c, nil
+}
+
+// read delivers confirmations and messages until the subscriptions are closed.
+func (c *redissonPSConn) read() {
+	defer c.s.readers.Done()
+	for {
+		msg, err := c.ps.Receive(c.s.ctx)
+		if err != nil {
+			if c.s.ctx.Err() != nil {
+				return
+			}
+			// go-redis reconnects and resubscribes on the next Receive; do not spin on a dead
+			// server meanwhile. Waiters lose nothing but time: they retry after the lock's TTL.
+			select {
+			case <-c.s.ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+				c.confirmed(m.Channel)
+			}
+		case *redis.Message:
+			if m.Payload == redissonUnlockMessage {
+				c.released(m.Channel)
+			}
+		}
+	}
+}
+
+// confirmed counts a subscription confirmation for channel and marks the live entry ready once
+// its own confirmation has come.
+func (c *redissonPSConn) confirmed(channel string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.chans[channel]
+	if ch == nil {
+		return
+	}
+	// Confirmations beyond the subscribes counted are go-redis resubscribing after a reconnect.
+	if ch.acked < ch.sent {
+		ch.acked++
+	}
+	if e := ch.entry; e != nil && !e.isReady && e.seq <= ch.acked {
+		e.isReady = true
+		close(e.ready)
+	}
+	if ch.entry == nil && ch.acked >= ch.sent {
+		delete(c.chans, channel)
+	}
+}
+
+// released hands one permit to the channel's waiters: one of them will retry.
+func (c *redissonPSConn) released(channel string) {
+	c.mu.Lock()
+	var e *redissonEntry
+	if ch := c.chans[channel]; ch != nil {
+		e = ch.entry
+	}
+	c.mu.Unlock()
+	if e == nil {
+		return
+	}
+	select {
+	case e.latch <- struct{}{}:
+	default: // more permits than waiters could use
+	}
+}
+
+// close closes every connection and waits for the readers.
+func (s *redissonSubs) close() {
+	s.mu.Lock()
+	s.closed = true
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	s.cancel()
+	for _, c := range conns {
+		c.ps.Close()
+	}
+	s.readers.Wait()
+}

@@ -1,0 +1,133 @@
+package drivers
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// redissonRenewLua extends the lease if the owner field still holds the lock.
+// KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field. Returns 1 if renewed, 0 if not held.
+const redissonRenewLua = `
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`
+
+// redissonWatchdog renews leases the way Redisson 3.x did before its batched renewals (3.44): one
+// timer per held lock, firing lease/3 after the lock was taken or last renewed, each sending its
+// own renewal script and rescheduling itself while the lock is still held. It is safe for
+// concurrent use.
+type redissonWatchdog struct {
+	rdb      redis.UniversalClient
+	leaseArg string
+	interval time.Duration
+	ctx      context.Context // ended by close: renewals in flight give up
+	cancel   context.CancelFunc
+
+	mu      sync.Mutex
+	entries map[string]*redissonRenewal
+	closed  bool
+	running sync.WaitGroup // renewals in flight; Add only under mu while not closed
+}
+
+// redissonRenewal is Redisson's ExpirationEntry: the holds of one lock name by this client (one
+// owner field per hold, so a reentrant owner appears once per level) and the lock's timer.
+type redissonRenewal struct {
+	name   string
+	fields []string
+	timer  *time.Timer
+}
+
+func newRedissonWatchdog(rdb redis.UniversalClient, lease time.Duration) *redissonWatchdog {
+	wd := &redissonWatchdog{
+		rdb:      rdb,
+		leaseArg: msString(lease),
+		interval: lease / 3,
+		entries:  map[string]*redissonRenewal{},
+	}
+	wd.ctx, wd.cancel = context.WithCancel(context.Background())
+	return wd
+}
+
+// add records a hold of name by field, starting the lock's timer if it is the first.
+func (wd *redissonWatchdog) add(name, field string) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.closed {
+		return
+	}
+	if e := wd.entries[name]; e != nil {
+		e.fields = append(e.fields, field)
+		return
+	}
+	e := &redissonRenewal{name: name, fields: []string{field}}
+	e.timer = time.AfterFunc(wd.interval, func() { wd.renew(e) })
+	wd.entries[name] = e
+}
+
+// remove forgets one hold of name by field after an unlock, whatever its outcome (as Redisson
+// does: a lock whose release failed must expire rather than be kept alive), stopping the timer
+// with the last hold.
+func (wd *redissonWatchdog) remove(name, field string) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	e := wd.entries[name]
+	if e == nil {
+		return
+	}
+	if i := slices.Index(e.fields, field); i >= 0 {
+		e.fields = slices.Delete(e.fields, i, i+1)
+	}
+	if len(e.fields) == 0 {
+		e.timer.Stop()
+		delete(wd.entries, name)
+	}
+}
+
+// renew runs when e's timer fires: one renewal command for this lock alone.
+func (wd *redissonWatchdog) renew(e *redissonRenewal) {
+	wd.mu.Lock()
+	if wd.closed || wd.entries[e.name] != e || len(e.fields) == 0 {
+		wd.mu.Unlock()
+		return
+	}
+	field := e.fields[0]
+	wd.running.Add(1)
+	wd.mu.Unlock()
+	defer wd.running.Done()
+
+	// A renewal that cannot finish before the next one is due is pointless.
+	ctx, cancel := context.WithTimeout(wd.ctx, wd.interval)
+	n, err := wd.rdb.Eval(ctx, redissonRenewLua, []string{e.name}, wd.leaseArg, field).Int64()
+	cancel()
+
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if wd.closed || wd.entries[e.name] != e {
+		return
+	}
+	if err != nil || n == 0 {
+		// Redisson stops renewing on an error (it logs it) and when the lock is no longer held.
+		delete(wd.entries, e.name)
+		return
+	}
+	e.timer.Reset(wd.interval)
+}
+
+// close stops every timer and waits for renewals in flight.
+func (wd *redissonWatchdog) close() {
+	wd.mu.Lock()
+	wd.closed = true
+	for _, e := range wd.entries {
+		e.timer.Stop()
+	}
+	wd.entries = nil
+	wd.mu.Unlock()
+	wd.cancel()
+	wd.running.Wait()
+}
