@@ -119,7 +119,7 @@ func ping(ctx context.Context, rdb redis.UniversalClient) error {
 }
 
 // rueidisOption returns the rueidis client options for single, sentinel or cluster. rueidis finds
-// out by itself whether the address is a cluster node; sentinel needs the master set. Dials give
+// out by itself that a cluster address is one; sentinel needs the master set. Dials give
 // up after ConnectTimeout, so rueidis.NewClient fails fast on a dead address.
 func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 	opt := rueidis.ClientOption{
@@ -128,7 +128,12 @@ func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 		BlockingPoolSize: poolSize(cfg),
 	}
 	switch t {
-	case topoSingle, topoCluster:
+	case topoSingle:
+		// Without this rueidis first probes the address as a cluster node, and the probe's
+		// connection, kept for the single client, later starts a delayed cluster refresh that
+		// outlives Close.
+		opt.ForceSingleClient = true
+	case topoCluster:
 	case topoSentinel:
 		opt.Sentinel = rueidis.SentinelOption{MasterSet: cfg.MasterName, Dialer: net.Dialer{Timeout: ConnectTimeout}}
 	default:
