@@ -5,6 +5,23 @@
 // count, the key carries a PEXPIRE lease, and a full release PUBLISHes "0" on
 // "redisson_lock__channel:{name}".
 //
+// Lock kinds, each following the Redisson protocol of the same name (keys, fields, channels,
+// messages and return values), so Redisson clients interoperate:
+//   - Mutex: the reentrant lock (RLock).
+//   - FairMutex: grants in arrival order (RedissonFairLock): a queue redisson_lock_queue:{name},
+//     waiter deadlines in redisson_lock_timeout:{name}, one wake-up channel per waiter.
+//   - FencedMutex: every grant returns a token from redisson_lock_token:{name}, greater than all
+//     earlier ones (RFencedLock); the counter is kept, without TTL, so tokens never restart.
+//   - RWMutex: readers share, a writer excludes (RReadWriteLock); per-hold read expiry keys; a
+//     write release wakes every waiting reader (message "1").
+//   - MultiLock: all or nothing over any Lockers, in any cluster slots, without deadlock between
+//     overlapping sets.
+//   - RedLock: quorum N/2+1 over independent masters, validity = lease − elapsed − drift.
+//
+// On a Redis 7 cluster, unlock messages use sharded pub/sub (SPUBLISH/SSUBSCRIBE), as Redisson
+// 3.22+ does; every helper key and channel shares the lock's hash tag. Options.PubSub overrides
+// the detection.
+//
 // What makes it fast:
 //   - every script runs by EVALSHA; the body is sent only after the server answers NOSCRIPT;
 //   - no mutex is held around I/O, so concurrent callers' commands share round trips through
@@ -12,6 +29,8 @@
 //   - all goroutines of one Client waiting on one lock share one subscription, and a release wakes
 //     one of them instead of a herd;
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
+//
+// All kinds share one waiting loop, one script cache and one watchdog.
 //
 // Owner identity. Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which
 // plays the role of Redisson's thread id. The Client remembers each lock it holds in a local table
