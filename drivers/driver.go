@@ -17,19 +17,34 @@ const (
 	KindMutex Kind = 1 << iota
 	// KindReentrant is an exclusive lock the same owner may take again while holding it.
 	KindReentrant
+	// KindFair is an exclusive lock that Worker.Lock grants to waiters in arrival order (FIFO).
+	// It adds no methods: fairness is a property of Lock.
+	KindFair
+	// KindRW is a read-write lock: the workers implement RWWorker.
+	KindRW
+	// KindMulti is an all-or-nothing lock over several names: the workers implement MultiWorker.
+	KindMulti
+	// KindFenced is an exclusive lock whose grants carry increasing fencing tokens: the workers
+	// implement FencedWorker, and Lock is the same lock without the token.
+	KindFenced
 )
+
+// kindNames are the names String gives the kinds, in bit order.
+var kindNames = []struct {
+	k Kind
+	n string
+}{
+	{KindMutex, "mutex"}, {KindReentrant, "reentrant"}, {KindFair, "fair"},
+	{KindRW, "rw"}, {KindMulti, "multi"}, {KindFenced, "fenced"},
+}
 
 // Has reports whether k includes every kind in want.
 func (k Kind) Has(want Kind) bool { return k&want == want }
 
 // String lists the kinds in k, comma separated.
 func (k Kind) String() string {
-	names := []struct {
-		k Kind
-		n string
-	}{{KindMutex, "mutex"}, {KindReentrant, "reentrant"}}
 	s := ""
-	for _, e := range names {
+	for _, e := range kindNames {
 		if k&e.k != 0 {
 			if s != "" {
 				s += ","
@@ -64,8 +79,16 @@ type Config struct {
 	MasterName string
 	// Concurrency is the number of workers that will share the Locker; drivers size pools by it.
 	Concurrency int
-	// Lease is the lock lease. Zero means the driver's default (for lockcore: watchdog renewal).
+	// Lease is the lock lease. Zero means the driver's default (for lockcore: watchdog renewal;
+	// for lockcore on masters, LockcoreRedLockDefaultLease).
 	Lease time.Duration
+	// Needs is the lock kinds the caller will use (a workload's Needs). The workers of the
+	// Locker Open returns implement the interface of every kind in Needs; a driver may pick its
+	// lock by it (lockcore's Lock is a Mutex, or an RWMutex's write lock when Needs includes
+	// KindRW: the two must not be mixed on one name). Open returns an error wrapping
+	// ErrUnsupported when it cannot provide them on the topology (lockcore on masters has no
+	// read-write RedLock). Zero means KindMutex.
+	Needs Kind
 }
 
 // Driver opens Lockers of one lock library. Implementations are safe for concurrent use.
@@ -92,10 +115,52 @@ type Locker interface {
 }
 
 // Worker is one lock owner. It is not safe for concurrent use: one goroutine drives it.
+//
+// Lock kinds beyond KindMutex and KindReentrant add methods through the optional interfaces
+// RWWorker, MultiWorker and FencedWorker: a driver whose Kinds include KindRW, KindMulti or
+// KindFenced, opened with that kind in Config.Needs, returns workers that implement the matching
+// interface, and callers find it with a type assertion.
 type Worker interface {
 	// Lock blocks until the worker holds the exclusive lock name or ctx ends.
 	Lock(ctx context.Context, name string) error
 	// Unlock releases one hold of name. It returns an error wrapping ErrNotHeld if the worker
 	// does not hold it.
 	Unlock(ctx context.Context, name string) error
+}
+
+// RWWorker is a Worker of a read-write lock (KindRW): Lock and Unlock take and release the write
+// lock, which excludes readers and other writers; RLock and RUnlock take and release a read hold,
+// which readers share. Not safe for concurrent use, like Worker.
+type RWWorker interface {
+	Worker
+	// RLock blocks until the worker holds a read hold of name or ctx ends.
+	RLock(ctx context.Context, name string) error
+	// RUnlock releases one read hold of name. It returns an error wrapping ErrNotHeld if the
+	// worker has none.
+	RUnlock(ctx context.Context, name string) error
+}
+
+// MultiWorker is a Worker that takes several locks as one (KindMulti): all or nothing, without
+// deadlock between workers taking overlapping sets, whatever slots the names hash to. Not safe
+// for concurrent use, like Worker.
+type MultiWorker interface {
+	Worker
+	// LockMulti blocks until the worker holds every lock in names or ctx ends; when it returns
+	// an error the worker holds none of them. The names must be distinct. The worker does not
+	// keep names: the caller may reuse the slice.
+	LockMulti(ctx context.Context, names []string) error
+	// UnlockMulti releases every lock in names, taken together by LockMulti. It tries them all;
+	// the error wraps ErrNotHeld if the worker did not hold one of them.
+	UnlockMulti(ctx context.Context, names []string) error
+}
+
+// FencedWorker is a Worker of a fenced lock (KindFenced): every grant returns a fencing token
+// greater than that of every earlier grant of the same lock, so a resource that remembers the
+// highest token it has seen can turn away a holder whose lease ran out. Not safe for concurrent
+// use, like Worker.
+type FencedWorker interface {
+	Worker
+	// LockFenced blocks until the worker holds the lock name or ctx ends, and returns the grant's
+	// token. Release it with Unlock.
+	LockFenced(ctx context.Context, name string) (int64, error)
 }

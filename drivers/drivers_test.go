@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // allDrivers is every adapter this package must register.
-var allDrivers = []string{"lockcore", "naive", "redislock", "redisson", "redsync", "rueidislock"}
+var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redsync", "rueidislock"}
 
 func single(t testing.TB) drivers.Config {
 	t.Helper()
@@ -81,8 +81,16 @@ func TestRegistry(t *testing.T) {
 	if _, err := drivers.Get("nope"); err == nil {
 		t.Error("unknown driver found")
 	}
-	if got := (drivers.KindMutex | drivers.KindReentrant).String(); got != "mutex,reentrant" {
-		t.Errorf("Kind.String() = %q", got)
+	for k, want := range map[drivers.Kind]string{
+		drivers.KindMutex | drivers.KindReentrant:             "mutex,reentrant",
+		drivers.KindFair | drivers.KindRW | drivers.KindMulti: "fair,rw,multi",
+		drivers.KindFenced: "fenced",
+		drivers.KindMutex | drivers.KindReentrant | drivers.KindFenced: "mutex,reentrant,fenced",
+		0: "none",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", k, got, want)
+		}
 	}
 }
 
@@ -229,8 +237,8 @@ func TestDriversLockHonoursContext(t *testing.T) {
 func TestDriversMasters(t *testing.T) {
 	cfg := drivers.Config{Topology: compose.KindMasters, Addrs: []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}}
 	for _, name := range drivers.Names() {
-		if name == "redsync" {
-			continue // RedLock: TestRedsyncMasters
+		if name == "redsync" || name == "lockcore" {
+			continue // RedLock: TestRedsyncMasters, TestLockcoreRedLock
 		}
 		d, _ := drivers.Get(name)
 		l, err := d.Open(context.Background(), cfg)

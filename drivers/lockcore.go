@@ -4,13 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/lockcore"
 )
 
 // LockcoreDriver runs lockbench's own engine: Redisson's RLock protocol over rueidis with
-// EVALSHA, auto-pipelining, coalesced waiters and a batched watchdog.
+// EVALSHA, auto-pipelining, coalesced waiters and a batched watchdog. Workers lock a Mutex; when
+// Config.Needs includes KindRW they are RWWorkers over an RWMutex instead (Lock is its write
+// lock); they are MultiWorkers over a MultiLock of Mutexes, one call per lock, so the names may
+// lie in any slots of a cluster. On N independent masters it runs RedLock over one Client per
+// master (see lockcore_redlock.go). It is safe for concurrent use.
 type LockcoreDriver struct{}
 
 var _ Driver = LockcoreDriver{}
@@ -20,45 +25,68 @@ func init() { Register(LockcoreDriver{}) }
 // Name implements Driver.
 func (LockcoreDriver) Name() string { return "lockcore" }
 
-// Kinds implements Driver.
-func (LockcoreDriver) Kinds() Kind { return KindMutex | KindReentrant }
+// Kinds implements Driver. On masters only the mutex, reentrant and multi kinds are available;
+// Open refuses a Config.Needs with others there.
+func (LockcoreDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW | KindMulti }
 
-// Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
-// returns an error wrapping ErrUnsupported (lockcore has no RedLock mode yet).
-func (LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	t, err := singleNodeTopology(cfg, "lockcore")
+// Open implements Driver. It runs on single, sentinel and cluster, and on masters as RedLock.
+func (d LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
+	t, err := topology(cfg)
 	if err != nil {
 		return nil, err
 	}
+	if t == topoMasters {
+		return openLockcoreRedLock(ctx, cfg)
+	}
+	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
+		return nil, err
+	}
+	b, err := openLockcore(cfg, t, d.Name())
+	if err != nil {
+		return nil, err
+	}
+	return &lockcoreLocker{lockcoreBase: b, needs: cfg.Needs}, nil
+}
+
+// checkNeeds returns an error wrapping ErrUnsupported when cfg.Needs asks for kinds not in have.
+func checkNeeds(cfg Config, driver string, have Kind) error {
+	if !have.Has(cfg.Needs) {
+		return fmt.Errorf("%w: %s has %v locks, not %v", ErrUnsupported, driver, have, cfg.Needs&^have)
+	}
+	return nil
+}
+
+// lockcoreBase is one lockcore Client on a single, sentinel or cluster deployment, shared by the
+// lockcore drivers' Lockers.
+type lockcoreBase struct {
+	c        *lockcore.Client
+	topology string
+	lease    time.Duration
+}
+
+// openLockcore connects a lockcore Client to the deployment of topology t in cfg.
+func openLockcore(cfg Config, t, driver string) (*lockcoreBase, error) {
 	ro, err := rueidisOption(cfg, t)
 	if err != nil {
 		return nil, err
 	}
 	c, err := lockcore.New(lockcore.Options{Redis: ro})
 	if err != nil {
-		return nil, fmt.Errorf("lockcore: connect to %s %v: %w", t, cfg.Addrs, err)
+		return nil, fmt.Errorf("%s: connect to %s %v: %w", driver, t, cfg.Addrs, err)
 	}
-	return &lockcoreLocker{c: c, topology: t, lease: cfg.Lease}, nil
+	return &lockcoreBase{c: c, topology: t, lease: cfg.Lease}, nil
 }
 
-type lockcoreLocker struct {
-	c        *lockcore.Client
-	topology string
-	lease    time.Duration
-}
-
-func (l *lockcoreLocker) NewWorker() Worker {
-	return &lockcoreWorker{c: l.c, owner: l.c.NewOwner(), lease: l.lease}
-}
-
-func (l *lockcoreLocker) Settings() map[string]string {
+// settings describes the client; lock says which lockcore lock Lock and Unlock use.
+func (b *lockcoreBase) settings(lock string) map[string]string {
 	lease := lockcore.DefaultLeaseTime.String() + " renewed by the watchdog"
-	if l.lease > 0 {
-		lease = l.lease.String()
+	if b.lease > 0 {
+		lease = b.lease.String()
 	}
 	return map[string]string{
 		"client":          "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining",
-		"topology":        l.topology,
+		"topology":        b.topology,
+		"lock":            lock,
 		"max_flush_delay": lockcore.DefaultMaxFlushDelay.String(),
 		"lease":           lease,
 		"scripts":         "EVALSHA",
@@ -67,19 +95,50 @@ func (l *lockcoreLocker) Settings() map[string]string {
 	}
 }
 
-func (l *lockcoreLocker) Close() error {
-	l.c.Close()
+func (b *lockcoreBase) Close() error {
+	b.c.Close()
 	return nil
 }
 
-// lockcoreWorker keeps the Mutex of its last lock so that the usual lock-then-unlock of one
-// name builds the handle once.
+// lockcoreLocker is the lockcore driver on one deployment. Its workers' Lock is a Mutex, or the
+// write lock of an RWMutex when the run needs read-write locks: the two are different kinds of
+// lock at one key, which must not be mixed on one name.
+type lockcoreLocker struct {
+	*lockcoreBase
+	needs Kind
+}
+
+func (l *lockcoreLocker) NewWorker() Worker {
+	w := lockcoreWorker{c: l.c, owner: l.c.NewOwner(), lease: l.lease}
+	if l.needs&KindRW != 0 {
+		return &lockcoreRWWorker{lockcoreWorker: w}
+	}
+	return &w
+}
+
+func (l *lockcoreLocker) Settings() map[string]string {
+	lock := "Mutex (Redisson RLock)"
+	if l.needs&KindRW != 0 {
+		lock = "RWMutex (Redisson RReadWriteLock): Lock writes, RLock reads"
+	}
+	s := l.settings(lock)
+	if l.needs&KindMulti != 0 {
+		s["multi_lock"] = "MultiLock over Mutexes, step wait " + lockcore.DefaultMultiLockStepWait.String()
+	}
+	return s
+}
+
+// lockcoreWorker keeps the handles of its last locks so that the usual lock-then-unlock of one
+// name (or set of names) builds them once.
 type lockcoreWorker struct {
 	c     *lockcore.Client
 	owner lockcore.Owner
 	lease time.Duration
 	last  *lockcore.Mutex
+	multi lastMulti
 }
+
+var _ MultiWorker = (*lockcoreWorker)(nil)
 
 func (w *lockcoreWorker) mutex(name string) *lockcore.Mutex {
 	if w.last == nil || w.last.Name() != name {
@@ -96,7 +155,108 @@ func (w *lockcoreWorker) Lock(ctx context.Context, name string) error {
 }
 
 func (w *lockcoreWorker) Unlock(ctx context.Context, name string) error {
-	err := w.mutex(name).Unlock(ctx, w.owner)
+	return notHeld(w.mutex(name).Unlock(ctx, w.owner))
+}
+
+// LockMulti implements MultiWorker.
+func (w *lockcoreWorker) LockMulti(ctx context.Context, names []string) error {
+	return lockMulti(ctx, w.multi.get(w.c, names, w.mutexLocker), w.owner, w.lease)
+}
+
+// UnlockMulti implements MultiWorker.
+func (w *lockcoreWorker) UnlockMulti(ctx context.Context, names []string) error {
+	return notHeld(w.multi.get(w.c, names, w.mutexLocker).Unlock(ctx, w.owner))
+}
+
+func (w *lockcoreWorker) mutexLocker(name string) lockcore.Locker { return w.c.Mutex(name) }
+
+// lockcoreRWWorker is a lockcoreWorker whose Lock and Unlock are an RWMutex's write lock.
+type lockcoreRWWorker struct {
+	lockcoreWorker
+	rw *lockcore.RWMutex
+}
+
+var (
+	_ RWWorker    = (*lockcoreRWWorker)(nil)
+	_ MultiWorker = (*lockcoreRWWorker)(nil)
+)
+
+func (w *lockcoreRWWorker) rwMutex(name string) *lockcore.RWMutex {
+	if w.rw == nil || w.rw.Name() != name {
+		w.rw = w.c.RWMutex(name)
+	}
+	return w.rw
+}
+
+// Lock takes the write lock.
+func (w *lockcoreRWWorker) Lock(ctx context.Context, name string) error {
+	if w.lease > 0 {
+		return w.rwMutex(name).LockLease(ctx, w.owner, w.lease)
+	}
+	return w.rwMutex(name).Lock(ctx, w.owner)
+}
+
+// Unlock releases the write lock.
+func (w *lockcoreRWWorker) Unlock(ctx context.Context, name string) error {
+	return notHeld(w.rwMutex(name).Unlock(ctx, w.owner))
+}
+
+// RLock implements RWWorker.
+func (w *lockcoreRWWorker) RLock(ctx context.Context, name string) error {
+	if w.lease > 0 {
+		return w.rwMutex(name).RLockLease(ctx, w.owner, w.lease)
+	}
+	return w.rwMutex(name).RLock(ctx, w.owner)
+}
+
+// RUnlock implements RWWorker.
+func (w *lockcoreRWWorker) RUnlock(ctx context.Context, name string) error {
+	return notHeld(w.rwMutex(name).RUnlock(ctx, w.owner))
+}
+
+// lastMulti keeps a worker's last MultiLock, built again only when the names change.
+type lastMulti struct {
+	names []string
+	m     *lockcore.MultiLock
+}
+
+// get returns the MultiLock over the locks lockerFor gives for names.
+func (lm *lastMulti) get(c *lockcore.Client, names []string, lockerFor func(string) lockcore.Locker) *lockcore.MultiLock {
+	if lm.m != nil && slices.Equal(lm.names, names) {
+		return lm.m
+	}
+	locks := make([]lockcore.Locker, len(names))
+	for i, n := range names {
+		locks[i] = lockerFor(n)
+	}
+	lm.m = c.MultiLock(locks...)
+	lm.names = append(lm.names[:0], names...)
+	return lm.m
+}
+
+// waitForever is a TryLock wait that ctx ends long before it runs out: about 146 years.
+const waitForever = time.Duration(1 << 62)
+
+// lockMulti takes m for owner until ctx ends: with the locks' default leases renewed by the
+// watchdog when lease is 0, else each lock with lease and no renewal.
+func lockMulti(ctx context.Context, m *lockcore.MultiLock, owner lockcore.Owner, lease time.Duration) error {
+	if lease <= 0 {
+		return m.Lock(ctx, owner)
+	}
+	ok, err := m.TryLock(ctx, owner, waitForever, lease)
+	switch {
+	case err != nil:
+		return err
+	case !ok && ctx.Err() != nil:
+		return ctx.Err()
+	case !ok:
+		return fmt.Errorf("lockcore: multilock %s not granted", m.Name())
+	}
+	return nil
+}
+
+// notHeld maps lockcore's ErrNotOwner to ErrNotHeld, keeping the message.
+func notHeld(err error) error {
 	if errors.Is(err, lockcore.ErrNotOwner) {
 		return fmt.Errorf("%w: %v", ErrNotHeld, err)
 	}
