@@ -18,6 +18,12 @@ const (
 	DefaultWarmup      = 2 * time.Second
 	DefaultSeed        = 1
 	DefaultKeyPrefix   = "lockbench:"
+	// DefaultReadRatio is the share of rw cycles that read.
+	DefaultReadRatio = 0.9
+	// DefaultFanout is how many keys a multilock cycle takes at once (fewer if Keys is smaller).
+	DefaultFanout = 3
+	// MaxFanout bounds Fanout: a MultiLock takes its locks one call after another.
+	MaxFanout = 1000
 	// DefaultReleaseTimeout bounds one release; a release is attempted even after the run's end.
 	DefaultReleaseTimeout = 5 * time.Second
 	// ErrorBackoff is how long a worker pauses after a failed acquire or release.
@@ -53,6 +59,12 @@ type Config struct {
 	Seed int64
 	// KeyPrefix is prepended to every lock name, to keep lockbench's keys apart.
 	KeyPrefix string
+	// ReadRatio is the probability that an rw cycle reads rather than writes, 0 to 1. Zero
+	// means DefaultReadRatio; negative means no reads at all (Fill turns it into 0).
+	ReadRatio float64
+	// Fanout is how many distinct keys a multilock cycle takes, 1 to min(Keys, MaxFanout).
+	// Zero means DefaultFanout, or Keys if fewer.
+	Fanout int
 }
 
 // Fill sets defaults for zero fields.
@@ -81,6 +93,15 @@ func (c *Config) Fill() {
 	if c.KeyPrefix == "" {
 		c.KeyPrefix = DefaultKeyPrefix
 	}
+	if c.ReadRatio == 0 {
+		c.ReadRatio = DefaultReadRatio
+	}
+	if c.ReadRatio < 0 {
+		c.ReadRatio = 0
+	}
+	if c.Fanout == 0 {
+		c.Fanout = min(DefaultFanout, c.Keys)
+	}
 }
 
 // Validate reports the first invalid field, wrapping ErrBadConfig.
@@ -101,6 +122,10 @@ func (c *Config) Validate() error {
 		return bad("hold %v: must not be negative", c.Hold)
 	case c.Duration <= 0:
 		return bad("duration %v: must be positive", c.Duration)
+	case !(c.ReadRatio >= 0 && c.ReadRatio <= 1): // NaN too
+		return bad("read ratio %v: want 0..1", c.ReadRatio)
+	case c.Fanout < 1 || c.Fanout > min(c.Keys, MaxFanout):
+		return bad("fanout %d: want 1..%d (at most the number of keys, and %d)", c.Fanout, min(c.Keys, MaxFanout), MaxFanout)
 	}
 	return nil
 }

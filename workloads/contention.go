@@ -2,14 +2,17 @@ package workloads
 
 import (
 	"context"
-	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 )
 
-// Contention is N workers over K exclusive locks: pick a key, take it, hold it, release it.
+// Contention is N workers over K exclusive locks: pick a key, take it, hold it, release it. With
+// a fenced lock driver (its workers are drivers.FencedWorkers) it also checks the fencing tokens:
+// see FenceChecker. It is safe for concurrent use.
 type Contention struct{}
 
 func init() { register(Contention{}) }
@@ -26,87 +29,72 @@ func (Contention) Start(cfg *Config) Instance {
 }
 
 type contention struct {
-	cfg     *Config
-	names   []string
-	checker *Checker
+	cfg       *Config
+	names     []string
+	checker   *Checker
+	fenceOnce sync.Once
+	fence     atomic.Pointer[FenceChecker] // nil until a fenced worker joins
 }
 
-func (c *contention) Violations() int64 { return c.checker.Violations() }
+func (c *contention) Violations() int64 {
+	v := c.checker.Violations()
+	if f := c.fence.Load(); f != nil {
+		v += f.Violations()
+	}
+	return v
+}
 
+// NewCycler returns the cycle of worker id. A FencedWorker (a fenced lock driver) takes its locks
+// with LockFenced, and the run also checks that each key's tokens rise in grant order.
 func (c *contention) NewCycler(id int, w drivers.Worker, release context.Context) Cycler {
-	cy := &contentionCycler{c: c, w: w, keys: newKeyChooser(c.cfg, id), release: release}
-	if c.cfg.Hold > 0 {
-		cy.hold = time.NewTimer(time.Hour)
-		cy.hold.Stop()
+	cy := &contentionCycler{c: c, w: w, keys: newKeyChooser(c.cfg, id), cycleBase: newCycleBase(c.cfg, release)}
+	if fw, ok := w.(drivers.FencedWorker); ok {
+		cy.fenced = fw
+		cy.fence = c.fenceChecker()
 	}
 	return cy
 }
 
-type contentionCycler struct {
-	c       *contention
-	w       drivers.Worker
-	keys    *keyChooser
-	release context.Context
-	hold    *time.Timer // reused across cycles; nil when Hold is 0
-	backoff *time.Timer // made on the first error
+// fenceChecker returns the run's fence checker, made by the first fenced worker: a run without
+// one does not pay for a last-token slot per key.
+func (c *contention) fenceChecker() *FenceChecker {
+	c.fenceOnce.Do(func() { c.fence.Store(NewFenceChecker(c.cfg.Keys)) })
+	return c.fence.Load()
 }
 
-// pause waits ErrorBackoff after a failed operation, so a dead server yields a countable stream
-// of errors rather than a busy loop that starves the machine and inflates the count.
-func (cy *contentionCycler) pause(ctx context.Context) {
-	if cy.backoff == nil {
-		cy.backoff = time.NewTimer(ErrorBackoff)
-	} else {
-		cy.backoff.Reset(ErrorBackoff)
-	}
-	select {
-	case <-cy.backoff.C:
-	case <-ctx.Done():
-		cy.backoff.Stop()
-	}
+type contentionCycler struct {
+	c      *contention
+	w      drivers.Worker
+	fenced drivers.FencedWorker // w, when it hands out fencing tokens
+	fence  *FenceChecker        // set with fenced
+	keys   *keyChooser
+	cycleBase
 }
 
 func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
 	k := cy.keys.next()
 	name := cy.c.names[k]
 	start := time.Now()
-	if err := cy.w.Lock(ctx, name); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		countError(rec, "acquire")
-		cy.pause(ctx)
-		return nil
+	var token int64
+	var err error
+	if cy.fenced != nil {
+		token, err = cy.fenced.LockFenced(ctx, name)
+	} else {
+		err = cy.w.Lock(ctx, name)
+	}
+	if err != nil {
+		return cy.acquireFailed(ctx, rec)
 	}
 	acquired := time.Now()
 	cy.c.checker.Enter(k)
-	if cy.hold != nil {
-		cy.hold.Reset(cy.c.cfg.Hold)
-		select {
-		case <-cy.hold.C:
-		case <-ctx.Done():
-			cy.hold.Stop()
-		}
+	if cy.fence != nil && !cy.fence.Observe(k, token) {
+		countError(rec, ErrorFencing)
 	}
+	cy.holdLock(ctx)
 	cy.c.checker.Exit(k)
 	// The release is not bound to ctx: a run that ends mid-hold still gives the lock back.
 	relStart := time.Now()
-	err := cy.w.Unlock(cy.release, name)
-	end := time.Now()
-	switch {
-	case errors.Is(err, drivers.ErrNotHeld):
-		countError(rec, "lease_lost")
-	case err != nil:
-		countError(rec, "release")
-		cy.pause(ctx)
-	case rec != nil:
-		rec.Record(acquired.Sub(start), end.Sub(relStart), end.Sub(start))
-	}
+	err = cy.w.Unlock(cy.release, name)
+	cy.released(ctx, rec, err, start, acquired, relStart)
 	return nil
-}
-
-func countError(rec *results.Recorder, kind string) {
-	if rec != nil {
-		rec.Error(kind)
-	}
 }

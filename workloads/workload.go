@@ -32,9 +32,27 @@ type Instance interface {
 // Cycler performs one locking cycle per call. Not safe for concurrent use.
 type Cycler interface {
 	// Cycle takes, holds and releases; it records into rec when rec is not nil (warm-up passes
-	// nil). It returns ctx.Err() once ctx ends, and nil after a failed cycle it has counted.
+	// nil). It returns ctx.Err() once ctx ends, and nil after a failed cycle it has counted; any
+	// other error, also counted, means the worker cannot go on, and the pacer stops it.
 	// It never returns holding a lock: when ctx ends mid-hold it cuts the hold short and releases.
 	Cycle(ctx context.Context, rec *results.Recorder) error
+}
+
+// errLacksKind ends the cycles of a worker that lacks the interface of the kind its workload
+// needs; see lacking.
+var errLacksKind = fmt.Errorf("%w: the driver's worker lacks the lock kind's interface", drivers.ErrUnsupported)
+
+// lacking returns the cycler of a worker that lacks the interface of kind, which happens when its
+// driver lists kind but was opened without it in drivers.Config.Needs. Each of its cycles counts
+// one error "unsupported_<kind>" and stops the worker, so the run ends at once and says why
+// instead of locking the wrong way.
+func lacking(kind drivers.Kind) Cycler { return lackingCycler{"unsupported_" + kind.String()} }
+
+type lackingCycler struct{ errorKind string }
+
+func (c lackingCycler) Cycle(_ context.Context, rec *results.Recorder) error {
+	countError(rec, c.errorKind)
+	return errLacksKind
 }
 
 var registry = map[string]Workload{}

@@ -1,0 +1,87 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+)
+
+// cycleBase is what every cycler shares: the hold, the pause after an error, the release context
+// and the recording of one cycle. Not safe for concurrent use.
+type cycleBase struct {
+	holdFor time.Duration
+	release context.Context
+	hold    *time.Timer // reused across cycles; nil when holdFor is 0
+	backoff *time.Timer // made on the first error
+}
+
+func newCycleBase(cfg *Config, release context.Context) cycleBase {
+	p := cycleBase{holdFor: cfg.Hold, release: release}
+	if cfg.Hold > 0 {
+		p.hold = time.NewTimer(time.Hour)
+		p.hold.Stop()
+	}
+	return p
+}
+
+// holdLock keeps the lock for the configured hold, cut short when ctx ends.
+func (p *cycleBase) holdLock(ctx context.Context) {
+	if p.hold == nil {
+		return
+	}
+	p.hold.Reset(p.holdFor)
+	select {
+	case <-p.hold.C:
+	case <-ctx.Done():
+		p.hold.Stop()
+	}
+}
+
+// pause waits ErrorBackoff after a failed operation, so a dead server yields a countable stream
+// of errors rather than a busy loop that starves the machine and inflates the count.
+func (p *cycleBase) pause(ctx context.Context) {
+	if p.backoff == nil {
+		p.backoff = time.NewTimer(ErrorBackoff)
+	} else {
+		p.backoff.Reset(ErrorBackoff)
+	}
+	select {
+	case <-p.backoff.C:
+	case <-ctx.Done():
+		p.backoff.Stop()
+	}
+}
+
+// acquireFailed ends a cycle whose acquisition failed: ctx's error once it ended, else the
+// failure is counted and nil returned after a pause.
+func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	countError(rec, "acquire")
+	p.pause(ctx)
+	return nil
+}
+
+// released counts the release's error, or records the cycle that started at start.
+func (p *cycleBase) released(ctx context.Context, rec *results.Recorder, err error, start, acquired, relStart time.Time) {
+	end := time.Now()
+	switch {
+	case errors.Is(err, drivers.ErrNotHeld):
+		countError(rec, "lease_lost")
+	case err != nil:
+		countError(rec, "release")
+		p.pause(ctx)
+	case rec != nil:
+		rec.Record(acquired.Sub(start), end.Sub(relStart), end.Sub(start))
+	}
+}
+
+func countError(rec *results.Recorder, kind string) {
+	if rec != nil {
+		rec.Error(kind)
+	}
+}
