@@ -46,6 +46,19 @@ Examples:
   # Hot keys: zipfian key choice over 100 keys, 1ms critical section:
   lockbench run --keys 100 --key-dist zipf --hold 1ms
 
+  # Read-heavy read-write locks: 95% reads over 100 keys (drivers without rw locks are skipped):
+  lockbench run --workload rw --read-ratio 0.95 --keys 100 --hold 1ms --driver lockcore
+
+  # MultiLock: 4 distinct keys per acquisition, all or nothing; on a cluster they span slots:
+  lockbench run --workload multilock --fanout 4 --keys 1000 --topology cluster --driver lockcore
+
+  # lockcore's lock family side by side: reentrant, fair (FIFO) and fenced (tokens are checked
+  # to rise in grant order; out-of-order ones count as violations and as fencing_violation):
+  lockbench run --driver lockcore,lockcore-fair,lockcore-fenced --keys 100 --hold 100us
+
+  # lockcore's RedLock (one client per master, quorum 2) against redsync on 3 masters:
+  lockbench run --topology masters:3 --driver lockcore,redsync
+
   # Attach to an existing Redis instead of starting one (never flushed: between runs lockbench
   # deletes only keys containing --key-prefix):
   lockbench run --addr 127.0.0.1:6379 --key-prefix bench:
@@ -102,11 +115,13 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs.StringVar(&f.cfg.KeyDist, "key-dist", workloads.DefaultKeyDist, "key choice: uniform or zipf")
 	fs.Float64Var(&f.cfg.ZipfS, "zipf-s", workloads.DefaultZipfS, "zipf exponent (> 1) for --key-dist zipf")
 	fs.DurationVar(&f.cfg.Hold, "hold", 0, "time a lock is held before release (critical section)")
+	fs.Float64Var(&f.cfg.ReadRatio, "read-ratio", workloads.DefaultReadRatio, "share of cycles that take a read hold, 0 to 1, for --workload rw (the rest write)")
+	fs.IntVar(&f.cfg.Fanout, "fanout", workloads.DefaultFanout, "distinct keys each cycle locks at once, all or nothing, 1 to --keys, for --workload multilock")
 	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
 	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
 	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
 	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name; on an attached deployment the keys containing it are deleted between runs")
-	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog)")
+	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog; lockcore on masters:N, RedLock: "+drivers.LockcoreRedLockDefaultLease.String()+" not renewed)")
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
@@ -151,6 +166,19 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	}
 	if f.lease < 0 {
 		return bad("--lease %v must not be negative", f.lease)
+	}
+	if !(f.cfg.ReadRatio >= 0 && f.cfg.ReadRatio <= 1) { // NaN too
+		return bad("--read-ratio %v: want 0 to 1", f.cfg.ReadRatio)
+	}
+	if f.cfg.ReadRatio == 0 {
+		f.cfg.ReadRatio = -1 // explicit --read-ratio 0: writes only; 0 in workloads.Config is the default
+	}
+	if fs.Changed("fanout") {
+		if f.cfg.Fanout < 1 || f.cfg.Fanout > min(f.cfg.Keys, workloads.MaxFanout) {
+			return bad("--fanout %d: want 1 to %d (--keys %d, at most %d)", f.cfg.Fanout, min(f.cfg.Keys, workloads.MaxFanout), f.cfg.Keys, workloads.MaxFanout)
+		}
+	} else {
+		f.cfg.Fanout = 0 // the default, or --keys if fewer
 	}
 	if f.repeat < 1 || f.repeat > maxRepeat {
 		return bad("--repeat %d: want 1 to %d", f.repeat, maxRepeat)

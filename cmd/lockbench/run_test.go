@@ -246,6 +246,71 @@ func TestUnsupportedDriverIsSkipped(t *testing.T) {
 	}
 }
 
+// TestMastersRunsLockcoreRedLock runs lockcore (RedLock over one client per master), redsync
+// and naive on 3 independent masters: the two RedLocks run, with every master serving commands,
+// and naive is skipped.
+func TestMastersRunsLockcoreRedLock(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--topology", "masters:3", "--driver", "lockcore,redsync,naive", "--concurrency", "8", "--keys", "100",
+		"--duration", "1s", "--warmup", "0s", "--out", dir)
+	code, _ := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Skipped) != 1 || f.Skipped[0].Driver != "naive" {
+		t.Errorf("skipped %+v, want naive only", f.Skipped)
+	}
+	var ran []string
+	for _, r := range f.Runs {
+		ran = append(ran, r.Driver)
+		if r.Acquisitions == 0 || r.Errors != 0 || r.Violations != 0 {
+			t.Errorf("%s: %d acquisitions, errors %v, %d violations", r.Driver, r.Acquisitions, r.ErrorsByKind, r.Violations)
+		}
+		busy := 0
+		for _, n := range r.Nodes {
+			if n.Commands > 0 {
+				busy++
+			}
+		}
+		if busy != 3 {
+			t.Errorf("%s: per-node commands %+v, want all 3 masters > 0", r.Driver, r.Nodes)
+		}
+	}
+	if !slices.Equal(ran, []string{"lockcore", "redsync"}) {
+		t.Fatalf("runs %v, want lockcore and redsync", ran)
+	}
+	if s := f.Runs[0].DriverSettings; !strings.HasPrefix(s["lock"], "RedLock over 3") || s["quorum"] != "2" {
+		t.Errorf("lockcore settings %v, want RedLock over 3 masters, quorum 2", s)
+	}
+	assertServerGone(t, errb.String())
+}
+
+// TestMultilockWorkload runs --workload multilock with --fanout: lockcore runs it without
+// violations; naive, which has no multi-lock, is skipped.
+func TestMultilockWorkload(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--workload", "multilock", "--fanout", "2", "--driver", "lockcore,naive", "--concurrency", "4",
+		"--keys", "20", "--hold", "100us", "--duration", "300ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 1 || f.Runs[0].Driver != "lockcore" || f.Runs[0].Workload != "multilock" || f.Runs[0].Acquisitions == 0 || f.Runs[0].Violations != 0 {
+		t.Fatalf("runs %+v, want lockcore's multilock run without violations", f.Runs)
+	}
+	if len(f.Skipped) != 1 || f.Skipped[0].Driver != "naive" || !strings.Contains(f.Skipped[0].Reason, "needs multi locks") {
+		t.Errorf("skipped %+v, want naive: it needs multi locks", f.Skipped)
+	}
+	if !strings.Contains(out, "multilock") {
+		t.Errorf("summary lacks the workload:\n%s", out)
+	}
+	assertServerGone(t, errb.String())
+}
+
 func TestClusterSpreadsOverEveryMaster(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
@@ -345,6 +410,14 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"--repeat", "-2"}, "--repeat -2"},
 		{[]string{"--baseline", "redsync"}, `--baseline "redsync" is not one of --driver naive,lockcore`},
 		{[]string{"--driver", "naive,naive"}, "lists naive twice"},
+		{[]string{"--read-ratio", "1.5"}, "--read-ratio 1.5: want 0 to 1"},
+		{[]string{"--read-ratio", "-0.1"}, "--read-ratio -0.1: want 0 to 1"},
+		{[]string{"--read-ratio", "NaN"}, "--read-ratio NaN: want 0 to 1"},
+		{[]string{"--read-ratio", "most"}, "--read-ratio"},
+		{[]string{"--fanout", "0"}, "--fanout 0: want 1 to 1000"},
+		{[]string{"--fanout", "-3"}, "--fanout -3"},
+		{[]string{"--workload", "multilock", "--keys", "4", "--fanout", "5"}, "--fanout 5: want 1 to 4"},
+		{[]string{"--fanout", "1001"}, "at most 1000"},
 	}
 	for _, tc := range cases {
 		var out, errb bytes.Buffer
@@ -363,5 +436,35 @@ func TestProviderDockerWithoutEngine(t *testing.T) {
 	code := dispatch([]string{"run", "--provider", "docker", "--duration", "100ms", "--no-results"}, &out, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), "Docker") {
 		t.Fatalf("exit %d, stderr %q: want exit %d naming Docker", code, errb.String(), exitFailure)
+	}
+}
+
+// TestRunReadRatioAndFanoutFlags checks how the flags reach the workload: --read-ratio 0 means
+// writes only (0 in workloads.Config means the default), and without --fanout the default
+// shrinks to --keys instead of refusing a small --keys.
+func TestRunReadRatioAndFanoutFlags(t *testing.T) {
+	cases := []struct {
+		args      []string
+		readRatio float64
+		fanout    int
+	}{
+		{nil, 0.9, 3},
+		{[]string{"--read-ratio", "0"}, 0, 3},
+		{[]string{"--read-ratio", "1", "--fanout", "7"}, 1, 7},
+		{[]string{"--keys", "2"}, 0.9, 2},
+		{[]string{"--keys", "2", "--fanout", "2"}, 0.9, 2},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		f, code, ok := parseRunFlags(tc.args, &out, &errb)
+		if !ok {
+			t.Errorf("%q: exit %d, %s", tc.args, code, errb.String())
+			continue
+		}
+		cfg := f.cfg
+		cfg.Fill()
+		if cfg.ReadRatio != tc.readRatio || cfg.Fanout != tc.fanout {
+			t.Errorf("%q: read ratio %v, fanout %d; want %v and %d", tc.args, cfg.ReadRatio, cfg.Fanout, tc.readRatio, tc.fanout)
+		}
 	}
 }
