@@ -66,6 +66,8 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	}
 	target := p.Target
 	target.Concurrency = cfg.Concurrency
+	// Drivers whose lock kinds share key layouts (a Mutex and an RWMutex) pick the lock by it.
+	target.Needs = p.Workload.Needs()
 	locker, err := p.Driver.Open(ctx, target)
 	if err != nil {
 		return run, fmt.Errorf("driver %s: %w", p.Driver.Name(), err)

@@ -114,7 +114,11 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	if run.Violations > 0 {
 		r.failed = true
-		ui.line("lockbench run: %s: SAFETY: %d mutual-exclusion violations (two holders of one lock at once)", name, run.Violations)
+		if n := run.ErrorsByKind[workloads.ErrorFencing]; n > 0 {
+			ui.line("lockbench run: %s: SAFETY: %d violations, %d of them fencing tokens out of grant order (the rest: two holders of one lock at once)", name, run.Violations, n)
+		} else {
+			ui.line("lockbench run: %s: SAFETY: %d mutual-exclusion violations (two holders of one lock at once)", name, run.Violations)
+		}
 	}
 	r.file.Runs = append(r.file.Runs, run)
 }

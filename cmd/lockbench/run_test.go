@@ -287,28 +287,40 @@ func TestMastersRunsLockcoreRedLock(t *testing.T) {
 	assertServerGone(t, errb.String())
 }
 
-// TestMultilockWorkload runs --workload multilock with --fanout: lockcore runs it without
-// violations; naive, which has no multi-lock, is skipped.
-func TestMultilockWorkload(t *testing.T) {
-	dir := t.TempDir()
-	errb := &syncBuffer{}
-	cmd := lockbench(t, errb, "run", "--workload", "multilock", "--fanout", "2", "--driver", "lockcore,naive", "--concurrency", "4",
-		"--keys", "20", "--hold", "100us", "--duration", "300ms", "--warmup", "0s", "--out", dir)
-	code, out := finish(t, cmd, errb)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+// TestLockKindWorkloads runs the workloads of other lock kinds end to end: lockcore runs each
+// without violations; naive, which has only a mutex, is skipped with the reason.
+func TestLockKindWorkloads(t *testing.T) {
+	for _, tc := range []struct {
+		workload string
+		flags    []string
+		need     string
+	}{
+		{"multilock", []string{"--fanout", "2"}, "needs multi locks"},
+		{"rw", []string{"--read-ratio", "0.8"}, "needs rw locks"},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			dir := t.TempDir()
+			errb := &syncBuffer{}
+			args := append([]string{"run", "--workload", tc.workload, "--driver", "lockcore,naive", "--concurrency", "4",
+				"--keys", "20", "--hold", "100us", "--duration", "300ms", "--warmup", "0s", "--out", dir}, tc.flags...)
+			cmd := lockbench(t, errb, args...)
+			code, out := finish(t, cmd, errb)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstderr:\n%s", code, errb)
+			}
+			f := readResult(t, dir)
+			if len(f.Runs) != 1 || f.Runs[0].Driver != "lockcore" || f.Runs[0].Workload != tc.workload || f.Runs[0].Acquisitions == 0 || f.Runs[0].Violations != 0 || f.Runs[0].Errors != 0 {
+				t.Fatalf("runs %+v, want lockcore's %s run without violations or errors", f.Runs, tc.workload)
+			}
+			if len(f.Skipped) != 1 || f.Skipped[0].Driver != "naive" || !strings.Contains(f.Skipped[0].Reason, tc.need) {
+				t.Errorf("skipped %+v, want naive: it %s", f.Skipped, tc.need)
+			}
+			if !strings.Contains(out, tc.workload) {
+				t.Errorf("summary lacks the workload:\n%s", out)
+			}
+			assertServerGone(t, errb.String())
+		})
 	}
-	f := readResult(t, dir)
-	if len(f.Runs) != 1 || f.Runs[0].Driver != "lockcore" || f.Runs[0].Workload != "multilock" || f.Runs[0].Acquisitions == 0 || f.Runs[0].Violations != 0 {
-		t.Fatalf("runs %+v, want lockcore's multilock run without violations", f.Runs)
-	}
-	if len(f.Skipped) != 1 || f.Skipped[0].Driver != "naive" || !strings.Contains(f.Skipped[0].Reason, "needs multi locks") {
-		t.Errorf("skipped %+v, want naive: it needs multi locks", f.Skipped)
-	}
-	if !strings.Contains(out, "multilock") {
-		t.Errorf("summary lacks the workload:\n%s", out)
-	}
-	assertServerGone(t, errb.String())
 }
 
 func TestClusterSpreadsOverEveryMaster(t *testing.T) {
