@@ -21,8 +21,12 @@ const (
 	// RedissonSubscribeTimeout bounds the wait for a SUBSCRIBE confirmation, as Redisson's
 	// subscriptionTimeout does; a waiter fails with an error when it runs out.
 	RedissonSubscribeTimeout = 7500 * time.Millisecond
-	// redissonUnlockMessage is what a full release publishes (Redisson's LockPubSub.UNLOCK_MESSAGE).
+	// redissonUnlockMessage is what a full release publishes (Redisson's LockPubSub.UNLOCK_MESSAGE):
+	// it wakes one waiter.
 	redissonUnlockMessage = "0"
+	// redissonReadUnlockMessage is what the release of a read-write lock's write lock publishes
+	// (LockPubSub.READ_UNLOCK_MESSAGE): it wakes every waiter, as readers may all proceed.
+	redissonReadUnlockMessage = "1"
 )
 
 // The RLock scripts, written for lockbench with Redisson's semantics, key layout and replies (the
@@ -66,10 +70,14 @@ return 1`
 // renewal command per held lock (before 3.44 batched them), and waiters that share one
 // subscription per lock per client, subscribing when the first waits and unsubscribing when the
 // last leaves, retrying on each unlock message or after the lock's PTTL. On a Redis 7 cluster it
-// uses SSUBSCRIBE/SPUBLISH, as Redisson does since 3.22. Not reproduced: the WAIT for replicas
-// Redisson adds after lock and unlock when the master has replicas (checkLockSyncedSlaves), and
-// the unlock-latch keys of later 3.x versions. The registered driver is the zero value; a
-// RedissonDriver value is safe for concurrent use.
+// uses SSUBSCRIBE/SPUBLISH, as Redisson does since 3.22.
+//
+// When Config.Needs includes KindRW its workers are RWWorkers over Redisson's RReadWriteLock
+// (redisson_rw.go; Lock is the write lock, as a Mutex and a read-write lock must not share a
+// name). Not reproduced: the WAIT for replicas Redisson adds after lock and unlock
+// when the master has replicas (checkLockSyncedSlaves), and the unlock-latch keys of later 3.x
+// versions. The registered driver is the zero value; a RedissonDriver value is safe for
+// concurrent use.
 type RedissonDriver struct {
 	// WatchdogTimeout is Redisson's lockWatchdogTimeout: the lease of locks taken when the run
 	// sets none, renewed every third of it. Zero means RedissonDefaultLease.
@@ -84,41 +92,51 @@ func init() { Register(RedissonDriver{}) }
 func (RedissonDriver) Name() string { return "redisson" }
 
 // Kinds implements Driver.
-func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant }
+func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW }
 
 // Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
 // returns an error wrapping ErrUnsupported (Redisson's RedLock is a separate lock kind).
 func (d RedissonDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	t, err := singleNodeTopology(cfg, "redisson")
+	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout)
+}
+
+// openRedisson opens the go-redis client shared by the Redisson drivers' workers.
+func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, watchdogTimeout time.Duration) (*redissonLocker, error) {
+	t, err := singleNodeTopology(cfg, driver)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNeeds(cfg, driver, kinds); err != nil {
+		return nil, err
+	}
+	lease, watchdog := cfg.Lease, false
+	if lease <= 0 {
+		lease, watchdog = watchdogTimeout, true
+		if lease <= 0 {
+			lease = RedissonDefaultLease
+		}
+	}
+	if lease < 3*time.Millisecond {
+		return nil, fmt.Errorf("%s: lease %v is below 3ms", driver, lease)
+	}
 	rdb, err := openGoRedis(ctx, cfg, t)
 	if err != nil {
-		return nil, fmt.Errorf("redisson: %w", err)
+		return nil, fmt.Errorf("%s: %w", driver, err)
 	}
 	version, err := serverVersion(ctx, rdb)
 	if err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("redisson: server version: %w", err)
+		return nil, fmt.Errorf("%s: server version: %w", driver, err)
 	}
-	l := &redissonLocker{rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish"}
+	l := &redissonLocker{
+		rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish",
+		lease: lease, leaseArg: msString(lease), watchdog: watchdog,
+		rw: cfg.Needs&KindRW != 0,
+	}
 	sharded := t == topoCluster && versionAtLeast(version, 7)
 	if sharded {
 		l.publish = "spublish"
 	}
-	l.lease, l.watchdog = cfg.Lease, false
-	if l.lease <= 0 {
-		l.lease, l.watchdog = d.WatchdogTimeout, true
-		if l.lease <= 0 {
-			l.lease = RedissonDefaultLease
-		}
-	}
-	if l.lease < 3*time.Millisecond {
-		rdb.Close()
-		return nil, fmt.Errorf("redisson: lease %v is below 3ms", l.lease)
-	}
-	l.leaseArg = msString(l.lease)
 	l.subs = newRedissonSubs(rdb, sharded, poolSize(cfg))
 	if l.watchdog {
 		l.wd = newRedissonWatchdog(rdb, l.lease)
@@ -136,6 +154,7 @@ type redissonLocker struct {
 	lease    time.Duration
 	leaseArg string
 	watchdog bool
+	rw       bool // workers are RWWorkers: Lock is RReadWriteLock's write lock
 	subs     *redissonSubs
 	wd       *redissonWatchdog // nil with an explicit lease
 	owners   atomic.Uint64
@@ -143,7 +162,11 @@ type redissonLocker struct {
 }
 
 func (l *redissonLocker) NewWorker() Worker {
-	return &redissonWorker{l: l, field: l.id + ":" + strconv.FormatUint(l.owners.Add(1), 10)}
+	w := redissonWorker{l: l, field: l.id + ":" + strconv.FormatUint(l.owners.Add(1), 10)}
+	if l.rw {
+		return &redissonRWWorker{redissonWorker: w}
+	}
+	return &w
 }
 
 func (l *redissonLocker) Settings() map[string]string {
@@ -155,9 +178,11 @@ func (l *redissonLocker) Settings() map[string]string {
 	if l.publish == "spublish" {
 		pubsub = "SSUBSCRIBE/SPUBLISH (sharded, Redis " + l.server + " cluster)"
 	}
-	return map[string]string{
-		"library":      "lockbench Redisson RLock emulation",
+	s := map[string]string{
+		"library":      "lockbench Redisson lock emulation",
+		"lock":         "RLock (RedissonLock)",
 		"emulates":     "Redisson 3.22–3.43 defaults (useScriptCache=false, per-lock watchdog timers)",
+		"protocol":     "Redisson 3.22–3.43 RedissonLock scripts and key layout",
 		"client":       "go-redis " + redis.Version(),
 		"topology":     l.topology,
 		"pool_size":    strconv.Itoa(l.pool),
@@ -167,6 +192,12 @@ func (l *redissonLocker) Settings() map[string]string {
 		"pubsub":       pubsub,
 		"not_emulated": "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
 	}
+	if l.rw {
+		s["lock"] = "RReadWriteLock (RedissonReadLock/RedissonWriteLock): Lock writes, RLock reads"
+		s["protocol"] = "Redisson 3.22–3.43 RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
+		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes all"
+	}
+	return s
 }
 
 func (l *redissonLocker) Close() error {
@@ -180,7 +211,8 @@ func (l *redissonLocker) Close() error {
 	return l.rdb.Close()
 }
 
-// redissonWorker is one owner, the role of a Java thread: its field is "<client UUID>:<n>".
+// redissonWorker is one owner, the role of a Java thread: its field is "<client UUID>:<n>". Its
+// Lock and Unlock are an RLock's.
 type redissonWorker struct {
 	l     *redissonLocker
 	field string
@@ -188,73 +220,21 @@ type redissonWorker struct {
 }
 
 func (w *redissonWorker) Lock(ctx context.Context, name string) error {
-	l := w.l
-	if l.closed.Load() {
-		return errRedissonClosed
-	}
-	ttl, ok, err := w.try(ctx, name)
-	if err != nil || ok {
-		return err
-	}
-	e, err := l.subs.subscribe(ctx, redissonChannelName(name))
-	if err != nil {
-		return err
-	}
-	defer l.subs.unsubscribe(e)
-	// Redisson waits for the subscription before it tries again, so that a release between its
-	// attempt and the SUBSCRIBE is not missed.
-	if w.timer == nil {
-		w.timer = time.NewTimer(RedissonSubscribeTimeout)
-	} else {
-		w.timer.Reset(RedissonSubscribeTimeout)
-	}
-	select {
-	case <-e.ready:
-		w.timer.Stop()
-	case <-w.timer.C:
-		return fmt.Errorf("redisson: lock %q: subscription to %s not confirmed within %v", name, e.channel, RedissonSubscribeTimeout)
-	case <-ctx.Done():
-		w.timer.Stop()
-		return ctx.Err()
-	case <-l.subs.done():
-		w.timer.Stop()
-		return errRedissonClosed
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ttl, ok, err = w.try(ctx, name)
-		if err != nil || ok {
-			return err
-		}
-		// Sleep until a permit (an unlock message) or the lock's TTL. A lock without a TTL (not
-		// one of ours) gives no bound: Redisson then waits for a message only.
-		var expired <-chan time.Time
-		if ttl >= 0 {
-			w.timer.Reset(ttl)
-			expired = w.timer.C
-		}
-		select {
-		case <-e.latch:
-		case <-expired:
-		case <-ctx.Done():
-		case <-l.subs.done():
-			w.timer.Stop()
-			return errRedissonClosed
-		}
-		w.timer.Stop()
-	}
+	_, err := w.acquire(ctx, redissonChannelName(name), -1, func() (time.Duration, bool, error) {
+		return w.try(ctx, name, w.l.leaseArg, w.l.wd != nil)
+	})
+	return err
 }
 
-// try runs the lock script once. It reports whether the worker now holds the lock, and otherwise
-// the lock's PTTL (negative if it has none).
-func (w *redissonWorker) try(ctx context.Context, name string) (time.Duration, bool, error) {
+// try runs the lock script once with leaseArg, renewing the lock by the watchdog if watchdog.
+// It reports whether the worker now holds the lock, and otherwise the lock's PTTL (negative if
+// it has none).
+func (w *redissonWorker) try(ctx context.Context, name, leaseArg string, watchdog bool) (time.Duration, bool, error) {
 	l := w.l
-	pttl, err := l.rdb.Eval(detach(ctx), redissonLockLua, []string{name}, l.leaseArg, w.field).Int64()
+	pttl, err := l.rdb.Eval(detach(ctx), redissonLockLua, []string{name}, leaseArg, w.field).Int64()
 	if errors.Is(err, redis.Nil) {
-		if l.wd != nil {
-			l.wd.add(name, w.field)
+		if watchdog && l.wd != nil {
+			l.wd.add(name, renewLock, w.field)
 		}
 		return 0, true, nil
 	}
@@ -269,7 +249,7 @@ func (w *redissonWorker) Unlock(ctx context.Context, name string) error {
 	_, err := l.rdb.Eval(detach(ctx), redissonUnlockLua, []string{name, redissonChannelName(name)},
 		redissonUnlockMessage, l.leaseArg, w.field, l.publish).Int64()
 	if l.wd != nil {
-		l.wd.remove(name, w.field)
+		l.wd.remove(name, renewLock, w.field)
 	}
 	if errors.Is(err, redis.Nil) {
 		return fmt.Errorf("%w: %q is not held by %s", ErrNotHeld, name, w.field)

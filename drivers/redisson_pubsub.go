@@ -18,7 +18,7 @@ var errRedissonClosed = errors.New("redisson: client closed")
 // subscribes, the last unsubscribes; every unlock message releases one permit, which wakes one
 // waiter. It uses one go-redis PubSub connection per client, or, for sharded pub/sub on a
 // cluster, one per master (a shard channel lives on its slot's master). It is safe for
-// concurrent use.
+// concurrent use. The read-write and fair locks wait the same way on their own channels.
 type redissonSubs struct {
 	rdb     redis.UniversalClient
 	sharded bool // SSUBSCRIBE on the channel's master; rdb is then a *redis.ClusterClient
@@ -194,8 +194,13 @@ func (c *redissonPSConn) read() {
 				c.confirmed(m.Channel)
 			}
 		case *redis.Message:
-			if m.Payload == redissonUnlockMessage {
-				c.released(m.Channel)
+			// Redisson's LockPubSub: an unlock message releases one permit, a read-unlock
+			// message (the read-write lock's write release) as many as there are waiters.
+			switch m.Payload {
+			case redissonUnlockMessage:
+				c.released(m.Channel, false)
+			case redissonReadUnlockMessage:
+				c.released(m.Channel, true)
 			}
 		}
 	}
@@ -223,20 +228,28 @@ func (c *redissonPSConn) confirmed(channel string) {
 	}
 }
 
-// released hands one permit to the channel's waiters: one of them will retry.
-func (c *redissonPSConn) released(channel string) {
+// released hands one permit to the channel's waiters, or one to each of them if all: that many
+// of them will retry.
+func (c *redissonPSConn) released(channel string, all bool) {
 	c.mu.Lock()
 	var e *redissonEntry
+	n := 1
 	if ch := c.chans[channel]; ch != nil {
 		e = ch.entry
+		if e != nil && all {
+			n = e.refs
+		}
 	}
 	c.mu.Unlock()
 	if e == nil {
 		return
 	}
-	select {
-	case e.latch <- struct{}{}:
-	default: // more permits than waiters could use
+	for range n {
+		select {
+		case e.latch <- struct{}{}:
+		default: // more permits than waiters could use
+			return
+		}
 	}
 }
 

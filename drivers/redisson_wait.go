@@ -1,0 +1,109 @@
+package drivers
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// redissonAttempt runs one lock script. It reports whether the worker now holds the lock, and
+// otherwise how long to sleep at most before the next attempt (negative: until a message).
+type redissonAttempt func() (ttl time.Duration, ok bool, err error)
+
+// acquire is Redisson's acquisition loop, shared by every lock kind the driver speaks (the
+// RLock's lock and tryLock, the read and write locks, the fair lock): one attempt; if it fails,
+// join the waiters on channel and wait for the subscription; then attempt again after each
+// wake-up message or after the TTL the attempt returned, whichever comes first.
+//
+// With wait negative it waits until ctx ends (lock()); a subscription not confirmed within
+// RedissonSubscribeTimeout is an error. Otherwise it gives up after wait (tryLock(wait)), and
+// reports false, not an error, when wait runs out, the subscription included.
+func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.Duration, attempt redissonAttempt) (bool, error) {
+	l := w.l
+	if l.closed.Load() {
+		return false, errRedissonClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var deadline time.Time
+	if wait >= 0 {
+		deadline = time.Now().Add(wait)
+	}
+	ttl, ok, err := attempt()
+	if err != nil || ok {
+		return ok, err
+	}
+	if wait >= 0 && time.Until(deadline) <= 0 {
+		return false, nil
+	}
+	e, err := l.subs.subscribe(ctx, channel)
+	if err != nil {
+		return false, err
+	}
+	defer l.subs.unsubscribe(e)
+	// Redisson waits for the subscription before it tries again, so that a release between its
+	// attempt and the SUBSCRIBE is not missed.
+	subWait, bounded := RedissonSubscribeTimeout, false
+	if wait >= 0 {
+		if d := time.Until(deadline); d < subWait {
+			subWait, bounded = d, true
+		}
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(subWait)
+	} else {
+		w.timer.Reset(subWait)
+	}
+	select {
+	case <-e.ready:
+		w.timer.Stop()
+	case <-w.timer.C:
+		if bounded {
+			return false, nil
+		}
+		return false, fmt.Errorf("redisson: subscription to %s not confirmed within %v", channel, RedissonSubscribeTimeout)
+	case <-ctx.Done():
+		w.timer.Stop()
+		return false, ctx.Err()
+	case <-l.subs.done():
+		w.timer.Stop()
+		return false, errRedissonClosed
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		ttl, ok, err = attempt()
+		if err != nil || ok {
+			return ok, err
+		}
+		// Sleep until a permit (a wake-up message) or the TTL. A lock without a TTL (not one of
+		// ours) gives no bound: Redisson then waits for a message only, or for what is left of
+		// a tryLock's wait.
+		sleep := ttl
+		if wait >= 0 {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return false, nil
+			}
+			if sleep < 0 || sleep > left {
+				sleep = left
+			}
+		}
+		var expired <-chan time.Time
+		if sleep >= 0 {
+			w.timer.Reset(sleep)
+			expired = w.timer.C
+		}
+		select {
+		case <-e.latch:
+		case <-expired:
+		case <-ctx.Done():
+		case <-l.subs.done():
+			w.timer.Stop()
+			return false, errRedissonClosed
+		}
+		w.timer.Stop()
+	}
+}
