@@ -74,7 +74,8 @@ return 1`
 //
 // When Config.Needs includes KindRW its workers are RWWorkers over Redisson's RReadWriteLock
 // (redisson_rw.go; Lock is the write lock, as a Mutex and a read-write lock must not share a
-// name). Not reproduced: the WAIT for replicas Redisson adds after lock and unlock
+// name); every worker is a MultiWorker running Redisson's RedissonMultiLock over RLocks
+// (redisson_multi.go). Not reproduced: the WAIT for replicas Redisson adds after lock and unlock
 // when the master has replicas (checkLockSyncedSlaves), and the unlock-latch keys of later 3.x
 // versions. The registered driver is the zero value; a RedissonDriver value is safe for
 // concurrent use.
@@ -92,7 +93,7 @@ func init() { Register(RedissonDriver{}) }
 func (RedissonDriver) Name() string { return "redisson" }
 
 // Kinds implements Driver.
-func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW }
+func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW | KindMulti }
 
 // Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
 // returns an error wrapping ErrUnsupported (Redisson's RedLock is a separate lock kind).
@@ -131,7 +132,7 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 	l := &redissonLocker{
 		rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish",
 		lease: lease, leaseArg: msString(lease), watchdog: watchdog,
-		rw: cfg.Needs&KindRW != 0,
+		rw: cfg.Needs&KindRW != 0, multi: cfg.Needs&KindMulti != 0,
 	}
 	sharded := t == topoCluster && versionAtLeast(version, 7)
 	if sharded {
@@ -155,6 +156,7 @@ type redissonLocker struct {
 	leaseArg string
 	watchdog bool
 	rw       bool // workers are RWWorkers: Lock is RReadWriteLock's write lock
+	multi    bool // the run uses LockMulti (recorded in Settings)
 	subs     *redissonSubs
 	wd       *redissonWatchdog // nil with an explicit lease
 	owners   atomic.Uint64
@@ -197,6 +199,10 @@ func (l *redissonLocker) Settings() map[string]string {
 		s["protocol"] = "Redisson 3.22–3.43 RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
 		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes all"
 	}
+	if l.multi {
+		s["multi_lock"] = "RedissonMultiLock over RLocks: names sorted, one EVAL per lock (no CROSSSLOT); rounds of locks×" +
+			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure"
+	}
 	return s
 }
 
@@ -217,7 +223,10 @@ type redissonWorker struct {
 	l     *redissonLocker
 	field string
 	timer *time.Timer
+	multi []string // LockMulti's names in lock order
 }
+
+var _ MultiWorker = (*redissonWorker)(nil)
 
 func (w *redissonWorker) Lock(ctx context.Context, name string) error {
 	_, err := w.acquire(ctx, redissonChannelName(name), -1, func() (time.Duration, bool, error) {

@@ -135,12 +135,16 @@ end
 return 1`
 
 // redissonRWWorker is a redissonWorker whose Lock and Unlock are an RReadWriteLock's write lock,
-// and RLock and RUnlock its read lock.
+// and RLock and RUnlock its read lock. Its LockMulti still takes RLocks, as Redisson's
+// RedissonMultiLock over getLock(name) does.
 type redissonRWWorker struct {
 	redissonWorker
 }
 
-var _ RWWorker = (*redissonRWWorker)(nil)
+var (
+	_ RWWorker    = (*redissonRWWorker)(nil)
+	_ MultiWorker = (*redissonRWWorker)(nil)
+)
 
 // RLock implements RWWorker.
 func (w *redissonRWWorker) RLock(ctx context.Context, name string) error {

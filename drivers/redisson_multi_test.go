@@ -1,0 +1,137 @@
+package drivers_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/redis/go-redis/v9"
+)
+
+// crossed runs two workers over and over, one taking {a, b} and the other {b, a}, and fails on
+// an overlap, an error, or a pair not granted before the context ends (a deadlock).
+func crossed(t *testing.T, l drivers.Locker, a, b string, rounds int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var inside, violations, granted atomic.Int64
+	var wg sync.WaitGroup
+	for i, names := range [][]string{{a, b}, {b, a}} {
+		wg.Add(1)
+		w := newAs[drivers.MultiWorker](t, l)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if err := w.LockMulti(ctx, names); err != nil {
+					t.Errorf("worker %d LockMulti %v: %v", i, names, err)
+					return
+				}
+				granted.Add(1)
+				if inside.Add(1) != 1 {
+					violations.Add(1)
+				}
+				time.Sleep(50 * time.Microsecond)
+				inside.Add(-1)
+				if err := w.UnlockMulti(ctx, names); err != nil {
+					t.Errorf("worker %d UnlockMulti %v: %v", i, names, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d overlaps of {%s,%s} and {%s,%s}", v, a, b, b, a)
+	}
+	if g := granted.Load(); g != int64(2*rounds) && !t.Failed() {
+		t.Fatalf("%d multi-lock grants, want %d", g, 2*rounds)
+	}
+}
+
+func TestRedissonMulti(t *testing.T) {
+	cfg := single(t)
+	cfg.Needs = drivers.KindMulti
+	cfg.Concurrency = 12
+	l := openWith(t, "redisson", cfg)
+	if s := l.Settings()["multi_lock"]; !strings.Contains(s, "RedissonMultiLock") {
+		t.Errorf("multi_lock setting %q", s)
+	}
+	crossed(t, l, "rm:A", "rm:B", 200)
+	multiExclude(t, l, "rm", 12, 15, 5, 3)
+	allOrNothing(t, l, "rm1")
+	noKeysLeft(t, inspect(t, cfg.Addrs[0]))
+}
+
+// TestRedissonMultiLease checks a multi-lock taken with the run's lease: every lock ends up with
+// that lease, not the longer one Redisson takes them with, and is not renewed.
+func TestRedissonMultiLease(t *testing.T) {
+	cfg := single(t)
+	cfg.Needs = drivers.KindMulti
+	cfg.Lease = 2 * time.Second
+	l := openWith(t, "redisson", cfg)
+	rdb := inspect(t, cfg.Addrs[0])
+	ctx := context.Background()
+	w := newAs[drivers.MultiWorker](t, l)
+	names := []string{"rml:b", "rml:a", "rml:c"}
+	if err := w.LockMulti(ctx, names); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if pttl := rdb.PTTL(ctx, n).Val(); pttl <= 0 || pttl > cfg.Lease {
+			t.Errorf("%s: PTTL %v, want within the lease %v", n, pttl, cfg.Lease)
+		}
+	}
+	if err := w.UnlockMulti(ctx, names); err != nil {
+		t.Fatal(err)
+	}
+	crossed(t, l, "rml:A", "rml:B", 50)
+	noKeysLeft(t, rdb)
+}
+
+// TestRedissonMultiOnCluster checks multi-locks whose names hash to slots on different masters:
+// one script per lock, so no CROSSSLOT, and still all or nothing without deadlock.
+func TestRedissonMultiOnCluster(t *testing.T) {
+	c := redistest.NewCluster(t)
+	cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Needs: drivers.KindMulti, Concurrency: 8}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer rdb.Close()
+	ctx := context.Background()
+	slots := map[int64]bool{}
+	for _, k := range []string{"rmc:A", "rmc:B"} {
+		slot, err := rdb.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[slot] = true
+	}
+	for k := range 5 {
+		slot, err := rdb.ClusterKeySlot(ctx, fmt.Sprintf("rmc:%d", k)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots[slot] = true
+	}
+	if len(slots) < 4 {
+		t.Fatalf("the test's keys hash to %d slots; want them spread", len(slots))
+	}
+	l := openWith(t, "redisson", cfg)
+	crossed(t, l, "rmc:A", "rmc:B", 100)
+	multiExclude(t, l, "rmc", 8, 10, 5, 3)
+	allOrNothing(t, l, "rmc1")
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		if keys := m.Keys(ctx, "*").Val(); len(keys) != 0 {
+			return fmt.Errorf("master %s: keys left: %v", m.Options().Addr, keys)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
