@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // allDrivers is every adapter this package must register.
-var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redsync", "rueidislock"}
+var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redisson-fair", "redsync", "rueidislock"}
 
 func single(t testing.TB) drivers.Config {
 	t.Helper()

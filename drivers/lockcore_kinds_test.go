@@ -113,7 +113,7 @@ func TestKindsAreTruthful(t *testing.T) {
 // when asked for a kind they do not have, before connecting.
 func TestLockcoreDriversRefuseKindsTheyLack(t *testing.T) {
 	cfg := drivers.Config{Topology: compose.KindSingle, Addrs: []string{"127.0.0.1:1"}}
-	for _, name := range []string{"lockcore", "lockcore-fair", "lockcore-fenced", "redisson"} {
+	for _, name := range []string{"lockcore", "lockcore-fair", "lockcore-fenced", "redisson", "redisson-fair"} {
 		d, _ := drivers.Get(name)
 		for _, k := range kindBits {
 			if d.Kinds().Has(k) {

@@ -98,11 +98,12 @@ func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW |
 // Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
 // returns an error wrapping ErrUnsupported (Redisson's RedLock is a separate lock kind).
 func (d RedissonDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout)
+	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, false)
 }
 
-// openRedisson opens the go-redis client shared by the Redisson drivers' workers.
-func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, watchdogTimeout time.Duration) (*redissonLocker, error) {
+// openRedisson opens the go-redis client shared by the Redisson drivers' workers; fair says
+// whether they are RedissonFairLocks.
+func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, watchdogTimeout time.Duration, fair bool) (*redissonLocker, error) {
 	t, err := singleNodeTopology(cfg, driver)
 	if err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 	l := &redissonLocker{
 		rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish",
 		lease: lease, leaseArg: msString(lease), watchdog: watchdog,
-		rw: cfg.Needs&KindRW != 0, multi: cfg.Needs&KindMulti != 0,
+		rw: cfg.Needs&KindRW != 0, multi: cfg.Needs&KindMulti != 0, fair: fair,
 	}
 	sharded := t == topoCluster && versionAtLeast(version, 7)
 	if sharded {
@@ -157,6 +158,7 @@ type redissonLocker struct {
 	watchdog bool
 	rw       bool // workers are RWWorkers: Lock is RReadWriteLock's write lock
 	multi    bool // the run uses LockMulti (recorded in Settings)
+	fair     bool // workers lock RedissonFairLocks
 	subs     *redissonSubs
 	wd       *redissonWatchdog // nil with an explicit lease
 	owners   atomic.Uint64
@@ -165,7 +167,10 @@ type redissonLocker struct {
 
 func (l *redissonLocker) NewWorker() Worker {
 	w := redissonWorker{l: l, field: l.id + ":" + strconv.FormatUint(l.owners.Add(1), 10)}
-	if l.rw {
+	switch {
+	case l.fair:
+		return &redissonFairWorker{base: w}
+	case l.rw:
 		return &redissonRWWorker{redissonWorker: w}
 	}
 	return &w
@@ -194,7 +199,13 @@ func (l *redissonLocker) Settings() map[string]string {
 		"pubsub":       pubsub,
 		"not_emulated": "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
 	}
-	if l.rw {
+	switch {
+	case l.fair:
+		s["lock"] = "RedissonFairLock"
+		s["protocol"] = "Redisson 3.22–3.43 RedissonFairLock scripts: queue redisson_lock_queue:{name}, deadlines redisson_lock_timeout:{name}"
+		s["waiters"] = "FIFO queue, one subscription per waiter on redisson_lock__channel:{name}:<owner>; retry after the TTL the script returns"
+		s["fair_wait_time"] = RedissonFairThreadWaitTime.String() + " (threadWaitTime)"
+	case l.rw:
 		s["lock"] = "RReadWriteLock (RedissonReadLock/RedissonWriteLock): Lock writes, RLock reads"
 		s["protocol"] = "Redisson 3.22–3.43 RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
 		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes all"

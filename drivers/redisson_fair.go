@@ -1,0 +1,218 @@
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedissonFairThreadWaitTime is RedissonFairLock's threadWaitTime: how long a queued waiter may
+// go without retrying before the others drop it as dead; each waiter's deadline is the one's
+// ahead of it plus this. lockcore's DefaultFairWaitTime is the same, as the two must agree on a
+// shared lock.
+const RedissonFairThreadWaitTime = 5 * time.Second
+
+// The RedissonFairLock scripts, written for lockbench with the semantics, key layout and replies
+// of Redisson 3.22–3.43, so that lockcore's FairMutex and this driver share a queue. Besides the
+// lock hash (an RLock's), a fair lock has a list of waiting owner fields in arrival order
+// (KEYS[2], redisson_lock_queue:{name}) and a sorted set of their deadlines in Unix ms (KEYS[3],
+// redisson_lock_timeout:{name}). Times are the client's wall clock, ARGV[4], as Redisson sends.
+
+// redissonFairDropStale removes waiters at the head of the queue whose deadline has passed.
+const redissonFairDropStale = `
+while true do
+  local head = redis.call('lindex', KEYS[2], 0)
+  if head == false then break end
+  local due = tonumber(redis.call('zscore', KEYS[3], head))
+  if due == nil or due <= tonumber(ARGV[4]) then
+    redis.call('zrem', KEYS[3], head)
+    redis.call('lpop', KEYS[2])
+  else
+    break
+  end
+end
+`
+
+// redissonFairLockLua takes the lock if it is free and the owner is first in line (leaving the
+// queue, every other waiter's deadline moving one wait earlier), re-enters it, or queues the
+// owner with a deadline one wait after the waiter ahead's (or the lock's expiry).
+// KEYS[1] lock, KEYS[2] queue, KEYS[3] timeouts; ARGV[1] lease ms, ARGV[2] owner field, ARGV[3]
+// wait ms, ARGV[4] now. Returns nil when held, else how long in ms the one ahead has left.
+const redissonFairLockLua = redissonFairDropStale + `
+if redis.call('exists', KEYS[1]) == 0 and (redis.call('exists', KEYS[2]) == 0 or redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
+  for _, waiter in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
+    redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), waiter)
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+local mine = redis.call('zscore', KEYS[3], ARGV[2])
+if mine ~= false then
+  return tonumber(mine) - tonumber(ARGV[3]) - tonumber(ARGV[4])
+end
+local last = redis.call('lindex', KEYS[2], -1)
+local ttl
+if last ~= false and last ~= ARGV[2] then
+  ttl = tonumber(redis.call('zscore', KEYS[3], last)) - tonumber(ARGV[4])
+else
+  ttl = redis.call('pttl', KEYS[1])
+end
+if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + tonumber(ARGV[4]), ARGV[2]) == 1 then
+  redis.call('rpush', KEYS[2], ARGV[2])
+end
+return ttl`
+
+// redissonFairUnlockLua releases one hold; a full release wakes the first waiter only, on its
+// own channel KEYS[4] .. ':' .. <field>.
+// KEYS[1] lock, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] the lock's unlock channel; ARGV[1]
+// unlock message, ARGV[2] lease ms, ARGV[3] owner field, ARGV[4] now, ARGV[5] publish command.
+// Returns nil when the owner does not hold the lock (a lock that is gone still has its first
+// waiter woken, as in Redisson), 0 when holds remain, 1 when released.
+const redissonFairUnlockLua = redissonFairDropStale + `
+if redis.call('exists', KEYS[1]) == 0 then
+  local first = redis.call('lindex', KEYS[2], 0)
+  if first ~= false then
+    redis.call(ARGV[5], KEYS[4] .. ':' .. first, ARGV[1])
+  end
+  return nil
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+local first = redis.call('lindex', KEYS[2], 0)
+if first ~= false then
+  redis.call(ARGV[5], KEYS[4] .. ':' .. first, ARGV[1])
+end
+return 1`
+
+// redissonFairLeaveLua takes a waiter that gave up out of the queue; those behind it move up a
+// place, their deadlines one wait earlier (Redisson's acquireFailedAsync).
+// KEYS[1] queue, KEYS[2] timeouts; ARGV[1] owner field, ARGV[2] wait ms.
+const redissonFairLeaveLua = `
+local queue = redis.call('lrange', KEYS[1], 0, -1)
+local i = 1
+while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end
+for j = i + 1, #queue do
+  redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[j])
+end
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('lrem', KEYS[1], 0, ARGV[1])
+return 0`
+
+// RedissonFairDriver speaks Redisson's RedissonFairLock protocol through go-redis v9 as a
+// Redisson 3.22–3.43 client with default settings does (EVAL with the body, one watchdog timer
+// per held lock): Lock queues behind earlier waiters and is granted in arrival order, each
+// waiter subscribed to its own channel and woken alone by the release before it. It shares keys,
+// fields and values with lockcore's FairMutex (driver lockcore-fair), so the two queue together.
+// The registered driver is the zero value; a RedissonFairDriver value is safe for concurrent use.
+type RedissonFairDriver struct {
+	// WatchdogTimeout is as RedissonDriver's.
+	WatchdogTimeout time.Duration
+}
+
+var _ Driver = RedissonFairDriver{}
+
+func init() { Register(RedissonFairDriver{}) }
+
+// Name implements Driver.
+func (RedissonFairDriver) Name() string { return "redisson-fair" }
+
+// Kinds implements Driver.
+func (RedissonFairDriver) Kinds() Kind { return KindMutex | KindReentrant | KindFair }
+
+// Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
+// returns an error wrapping ErrUnsupported.
+func (d RedissonFairDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
+	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, true)
+}
+
+// redissonFairWorker is an owner whose Lock and Unlock are a RedissonFairLock's. It keeps its
+// redissonWorker unexported, so that it has no LockMulti: redisson-fair has no multi kind.
+type redissonFairWorker struct {
+	base redissonWorker
+}
+
+// Lock takes the fair lock, queueing with threadWaitTime. A waiter whose ctx ends leaves the
+// queue, as Redisson's tryLock does when its wait runs out, so that it does not hold up those
+// behind it until its deadline.
+func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
+	w := &fw.base
+	l := w.l
+	keys := []string{name, redissonFairQueueName(name), redissonFairTimeoutName(name)}
+	waitArg := msString(RedissonFairThreadWaitTime)
+	_, err := w.acquire(ctx, redissonChannelName(name)+":"+w.field, -1, func() (time.Duration, bool, error) {
+		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+		ms, err := l.rdb.Eval(detach(ctx), redissonFairLockLua, keys, l.leaseArg, w.field, waitArg, now).Int64()
+		if errors.Is(err, redis.Nil) {
+			if l.wd != nil {
+				l.wd.add(name, renewLock, w.field)
+			}
+			return 0, true, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("redisson: fair lock %q: %w", name, err)
+		}
+		return time.Duration(ms) * time.Millisecond, false, nil
+	})
+	if err != nil {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RedissonSubscribeTimeout)
+		l.rdb.Eval(lctx, redissonFairLeaveLua, keys[1:], w.field, waitArg)
+		cancel()
+	}
+	return err
+}
+
+// Unlock releases one hold of the fair lock; the last one wakes the first waiter.
+func (fw *redissonFairWorker) Unlock(ctx context.Context, name string) error {
+	w := &fw.base
+	l := w.l
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	_, err := l.rdb.Eval(detach(ctx), redissonFairUnlockLua,
+		[]string{name, redissonFairQueueName(name), redissonFairTimeoutName(name), redissonChannelName(name)},
+		redissonUnlockMessage, l.leaseArg, w.field, now, l.publish).Int64()
+	if l.wd != nil {
+		l.wd.remove(name, renewLock, w.field)
+	}
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %q is not held by %s", ErrNotHeld, name, w.field)
+	}
+	if err != nil {
+		return fmt.Errorf("redisson: fair unlock %q: %w", name, err)
+	}
+	return nil
+}
+
+// redissonFairQueueName is the fair lock's queue, "redisson_lock_queue:{name}".
+func redissonFairQueueName(name string) string { return redissonPrefixed("redisson_lock_queue", name) }
+
+// redissonFairTimeoutName is the fair lock's deadlines, "redisson_lock_timeout:{name}".
+func redissonFairTimeoutName(name string) string {
+	return redissonPrefixed("redisson_lock_timeout", name)
+}
+
+// redissonPrefixed is Redisson's prefixName: prefix and the name in a hash tag, unless the name
+// has one already, so that the helper key lives in the lock's slot.
+func redissonPrefixed(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
