@@ -15,7 +15,8 @@ import (
 //	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations	<n> client-us/acq	<n> redis-us/acq
 //
 // The latency percentiles are those of acquire; the two CPU figures appear
-// only when measured. Repetitions of a driver (--repeat) give lines with the
+// only when measured, and "<n> max-readers" (MaxConcurrentReaders) only for
+// runs that took read holds (the rw workload). Repetitions of a driver (--repeat) give lines with the
 // same name, which benchstat reads as samples of one benchmark. Runs with no
 // acquisitions are written as a "# " comment instead, because benchstat
 // rejects N=0. It is safe for concurrent use with distinct writers.
@@ -43,6 +44,9 @@ func WriteBenchfmt(w io.Writer, runs []Run) error {
 		}
 		if r.ServerCPUPerAcquisitionUS > 0 {
 			fmt.Fprintf(&buf, "\t%.3f redis-us/acq", r.ServerCPUPerAcquisitionUS)
+		}
+		if r.MaxConcurrentReaders > 0 {
+			fmt.Fprintf(&buf, "\t%d max-readers", r.MaxConcurrentReaders)
 		}
 		buf.WriteString("\n")
 	}

@@ -16,7 +16,8 @@ func TestWriteBenchfmt(t *testing.T) {
 	runs := syntheticRuns(t)
 	runs = append(runs,
 		Run{Driver: "go-redis/redsync", Workload: "mix 80/20", Topology: "", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10},
-		Run{Driver: "redsync", Workload: "contention", Topology: "masters", TopologySpec: "masters:5", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10})
+		Run{Driver: "redsync", Workload: "contention", Topology: "masters", TopologySpec: "masters:5", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10},
+		Run{Driver: "lockcore", Workload: "rw", Topology: "single", Acquisitions: 10, DurationS: 1, ThroughputPerS: 10, MaxConcurrentReaders: 6})
 	var buf bytes.Buffer
 	if err := WriteBenchfmt(&buf, runs); err != nil {
 		t.Fatal(err)
@@ -43,9 +44,14 @@ func TestWriteBenchfmt(t *testing.T) {
 		"\t3.000 cmds/acq\t0 violations\n", // CPU not measured: no CPU units
 		"BenchmarkLock/workload=contention/driver=redsync/topology=masters:5/conc=0/keys=0 \t10\t",
 		"BenchmarkLock/workload=mix_80_20/driver=go-redis_redsync/topology=none/conc=0/keys=0 \t10\t100000000.0 ns/op",
+		"BenchmarkLock/workload=rw/driver=lockcore/topology=single/conc=0/keys=0 \t10\t", // then:
+		"\t0 violations\t6 max-readers\n",
 	} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, buf.String())
 		}
+	}
+	if n := strings.Count(buf.String(), "max-readers"); n != 1 {
+		t.Errorf("max-readers on %d lines, want only the rw run's:\n%s", n, buf.String())
 	}
 }

@@ -31,6 +31,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := r.Fill(s, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	r.Violations, r.FencingViolations, r.MaxConcurrentReaders = 5, 3, 7
 	f.Runs = append(f.Runs, r)
 
 	path, err := WriteFile(t.TempDir(), f)
@@ -61,6 +62,32 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if got.Runs[0].AcquireLatencyUS != r.AcquireLatencyUS {
 		t.Errorf("percentiles %+v, want %+v", got.Runs[0].AcquireLatencyUS, r.AcquireLatencyUS)
+	}
+	if g := got.Runs[0]; g.Violations != 5 || g.FencingViolations != 3 || g.MaxConcurrentReaders != 7 {
+		t.Errorf("safety read back as violations %d, fencing %d, max readers %d; want 5, 3, 7", g.Violations, g.FencingViolations, g.MaxConcurrentReaders)
+	}
+}
+
+// TestSafetyFieldsJSON pins the JSON names of the safety fields, and that runs which have none of
+// them (no fenced lock, no reads) leave them out, so files stay what they were before.
+func TestSafetyFieldsJSON(t *testing.T) {
+	b, err := json.Marshal(Run{Violations: 2, FencingViolations: 1, MaxConcurrentReaders: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"violations":2`, `"fencing_violations":1`, `"max_concurrent_readers":4`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("JSON lacks %s: %s", want, b)
+		}
+	}
+	b, err = json.Marshal(Run{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{"fencing_violations", "max_concurrent_readers"} {
+		if bytes.Contains(b, []byte(absent)) {
+			t.Errorf("zero run has %s: %s", absent, b)
+		}
 	}
 }
 

@@ -63,10 +63,20 @@ type Run struct {
 	AcquireLatencyUS Percentiles `json:"acquire_latency_us"`
 	ReleaseLatencyUS Percentiles `json:"release_latency_us"`
 	CycleLatencyUS   Percentiles `json:"cycle_latency_us"`
-	// Violations counts observed breaches of mutual exclusion.
-	Violations   int64            `json:"violations"`
-	Errors       int64            `json:"errors"`
-	ErrorsByKind map[string]int64 `json:"errors_by_kind,omitempty"`
+	// Violations counts the safety violations of every kind the workload's checker observed:
+	// two holders of one lock at once, and fencing tokens out of grant order. Unlike the
+	// measured figures it includes the warm-up, because a breach is a breach whenever it
+	// happens.
+	Violations int64 `json:"violations"`
+	// FencingViolations is the part of Violations that were fencing tokens not above an earlier
+	// grant's for the same key, seen inside the critical section (fenced lock drivers only);
+	// warm-up included like Violations. They are not errors: Errors leaves them out.
+	FencingViolations int64 `json:"fencing_violations,omitempty"`
+	// MaxConcurrentReaders is the most read holds seen inside one key at once (read-write
+	// workloads only; warm-up included): above 1 shows that readers share.
+	MaxConcurrentReaders int64            `json:"max_concurrent_readers,omitempty"`
+	Errors               int64            `json:"errors"`
+	ErrorsByKind         map[string]int64 `json:"errors_by_kind,omitempty"`
 
 	// RedisCommands is the number of commands the servers executed during the
 	// measured phase, from INFO commandstats, leaving out lockbench's own
