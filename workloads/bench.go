@@ -94,7 +94,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		ph := loop.NewPhase(false)
 		watch(p, ph, "warmup", cfg.Warmup, func() { loop.Run(ctx, ph, cfg.Warmup) })
 		if ph.Interrupted {
-			run.Violations = inst.Violations()
+			recordSafety(&run, inst)
 			run.Incomplete = "interrupted during warm-up"
 			return run, run.Fill(results.Merge(), 0)
 		}
@@ -111,7 +111,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if err := run.Fill(results.Merge(ph.Recorders...), ph.Elapsed); err != nil {
 		return run, err
 	}
-	run.Violations = inst.Violations()
+	recordSafety(&run, inst)
 	run.Complete = !ph.Interrupted
 	if ph.Interrupted {
 		run.Incomplete = fmt.Sprintf("interrupted after %.1fs of %v", ph.Elapsed.Seconds(), cfg.Duration)
@@ -126,6 +126,16 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		}
 	}
 	return run, nil
+}
+
+// recordSafety sets the run's safety figures from inst's checkers. They cover the warm-up too:
+// the checkers see every cycle, recorded or not.
+func recordSafety(run *results.Run, inst Instance) {
+	run.Violations = inst.Violations()
+	if sr, ok := inst.(SafetyReporter); ok {
+		s := sr.Safety()
+		run.FencingViolations, run.MaxConcurrentReaders = s.FencingViolations, s.MaxReaders
+	}
 }
 
 // snapshot is one reading of the servers, by whichever of the plan's functions is set.

@@ -2,16 +2,13 @@ package workloads
 
 import "sync/atomic"
 
-// ErrorFencing is the errors_by_kind entry of a fencing violation in the measured phase. Results
-// have no field of their own for them: they are counted as safety violations too (Violations),
-// and this entry tells them apart from two holders at once.
-const ErrorFencing = "fencing_violation"
-
 // FenceChecker checks fencing tokens without trusting the lock: a worker passes each grant's
 // token to Observe inside its critical section, and a token that is not above every token seen
 // before for the key is a fencing violation. A protected resource would have turned that holder
 // away: the lock granted out of token order, or a holder whose lease had run out came back after
-// a later grant. It sees the holders of this process only. It is safe for concurrent use.
+// a later grant. Its violations are safety violations, not errors: a run counts them in
+// Violations and FencingViolations (see Safety). It sees the holders of this process only. It is
+// safe for concurrent use.
 type FenceChecker struct {
 	last       []atomic.Int64
 	violations atomic.Int64

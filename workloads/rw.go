@@ -34,10 +34,12 @@ type rwRun struct {
 	checker *RWChecker
 }
 
+var _ SafetyReporter = (*rwRun)(nil)
+
 func (r *rwRun) Violations() int64 { return r.checker.Violations() }
 
-// MaxReaders returns the most readers seen holding one key at once.
-func (r *rwRun) MaxReaders() int64 { return r.checker.MaxReaders() }
+// Safety implements SafetyReporter: the most readers seen holding one key at once.
+func (r *rwRun) Safety() Safety { return Safety{MaxReaders: r.checker.MaxReaders()} }
 
 func (r *rwRun) NewCycler(id int, w drivers.Worker, release context.Context) Cycler {
 	rw, ok := w.(drivers.RWWorker)

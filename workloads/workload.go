@@ -25,8 +25,28 @@ type Instance interface {
 	// Releases use release, which outlives the phase so that a lock held when the phase ends is
 	// still given back; the pacer cancels it a grace period after the phase.
 	NewCycler(id int, w drivers.Worker, release context.Context) Cycler
-	// Violations returns the mutual-exclusion violations the checker has seen.
+	// Violations returns the safety violations of every kind the checkers have seen, warm-up
+	// included: two holders at once, and what a SafetyReporter breaks down further.
 	Violations() int64
+}
+
+// Safety is what an instance's checkers saw beyond the total of Instance.Violations, warm-up
+// included like it. Run copies it into results.Run. It is a plain value and safe for concurrent
+// use.
+type Safety struct {
+	// FencingViolations is the part of Violations that were fencing tokens out of grant order
+	// (see FenceChecker); they are not counted as errors.
+	FencingViolations int64
+	// MaxReaders is the most read holds seen inside one key at once (see RWChecker).
+	MaxReaders int64
+}
+
+// SafetyReporter is an Instance whose checkers report more than a total of violations: fencing
+// violations (contention on a fenced lock driver), concurrent readers (rw). Instances without
+// one leave those result fields at 0. Implementations are safe for concurrent use.
+type SafetyReporter interface {
+	// Safety returns what the checkers have seen so far.
+	Safety() Safety
 }
 
 // Cycler performs one locking cycle per call. Not safe for concurrent use.

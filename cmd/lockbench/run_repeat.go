@@ -114,13 +114,21 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	if run.Violations > 0 {
 		r.failed = true
-		if n := run.ErrorsByKind[workloads.ErrorFencing]; n > 0 {
-			ui.line("lockbench run: %s: SAFETY: %d violations, %d of them fencing tokens out of grant order (the rest: two holders of one lock at once)", name, run.Violations, n)
-		} else {
-			ui.line("lockbench run: %s: SAFETY: %d mutual-exclusion violations (two holders of one lock at once)", name, run.Violations)
-		}
+		ui.line("lockbench run: %s: SAFETY: %s", name, safetySummary(&run))
 	}
 	r.file.Runs = append(r.file.Runs, run)
+}
+
+// safetySummary says how many safety violations run had and of which kind: fencing tokens out of
+// grant order (run.FencingViolations) or two holders of one lock at once (the rest).
+func safetySummary(run *results.Run) string {
+	switch n := run.FencingViolations; {
+	case n >= run.Violations:
+		return fmt.Sprintf("%d violations, all fencing tokens out of grant order", n)
+	case n > 0:
+		return fmt.Sprintf("%d violations, %d of them fencing tokens out of grant order (the rest: two holders of one lock at once)", run.Violations, n)
+	}
+	return fmt.Sprintf("%d mutual-exclusion violations (two holders of one lock at once)", run.Violations)
 }
 
 // skipReason is err's text without what the layers below put in front of the reason ("driver

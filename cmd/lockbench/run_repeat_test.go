@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
 )
 
 func TestRoundOrder(t *testing.T) {
@@ -61,6 +62,23 @@ func TestSkipReason(t *testing.T) {
 		}
 		if got := skipReason(name, tt.err); got != tt.want {
 			t.Errorf("skipReason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestSafetySummary(t *testing.T) {
+	tests := []struct {
+		violations, fencing int64
+		want                string
+	}{
+		{3, 0, "3 mutual-exclusion violations (two holders of one lock at once)"},
+		{5, 5, "5 violations, all fencing tokens out of grant order"},
+		{5, 2, "5 violations, 2 of them fencing tokens out of grant order (the rest: two holders of one lock at once)"},
+	}
+	for _, tt := range tests {
+		run := results.Run{Violations: tt.violations, FencingViolations: tt.fencing}
+		if got := safetySummary(&run); got != tt.want {
+			t.Errorf("%d violations, %d fencing: %q, want %q", tt.violations, tt.fencing, got, tt.want)
 		}
 	}
 }
