@@ -53,7 +53,7 @@ Examples:
   lockbench run --workload multilock --fanout 4 --keys 1000 --topology cluster --driver lockcore
 
   # lockcore's lock family side by side: reentrant, fair (FIFO) and fenced (tokens are checked
-  # to rise in grant order; out-of-order ones count as violations and as fencing_violation):
+  # to rise in grant order; out-of-order ones count as violations, and as fencing_violations in the result):
   lockbench run --driver lockcore,lockcore-fair,lockcore-fenced --keys 100 --hold 100us
 
   # lockcore's RedLock (one client per master, quorum 2) against redsync on 3 masters:
