@@ -18,6 +18,16 @@ import (
 // an error, so that a wrong address fails a run at once instead of hanging it.
 const ConnectTimeout = 5 * time.Second
 
+// ReplyTimeout bounds how long a client waits on a server that took a command and does not
+// answer (a paused or wedged server keeps its sockets open, so nothing else ends the wait): it is
+// go-redis' ReadTimeout and WriteTimeout, and rueidis' ConnWriteTimeout, its write deadline and
+// how long the PING it sends after a second of silence may take. The libraries' defaults held a
+// run with a paused server for 10 to 20 s (go-redis 5 s, and 5 s again for the HELLO of the
+// connection it retries on; rueidis 1 s + 10 s, then its reconnect), past the release grace a run
+// gives; with this a command fails within about twice ReplyTimeout. Under load replies keep
+// arriving, so only a stalled server goes this long without sending a byte.
+const ReplyTimeout = 2 * time.Second
+
 // Topology names as Config.Topology holds them: the compose.Kind* strings, repeated here so that
 // drivers do not depend on the package that starts servers (a test checks they agree).
 const (
@@ -72,17 +82,31 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 	var rdb redis.UniversalClient
 	switch t {
 	case topoSingle:
-		rdb = redis.NewClient(&redis.Options{Addr: cfg.Addrs[0], PoolSize: pool, DialTimeout: ConnectTimeout})
+		rdb = redis.NewClient(&redis.Options{
+			Addr:         cfg.Addrs[0],
+			PoolSize:     pool,
+			DialTimeout:  ConnectTimeout,
+			ReadTimeout:  ReplyTimeout,
+			WriteTimeout: ReplyTimeout,
+		})
 	case topoSentinel:
 		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:    cfg.MasterName,
 			SentinelAddrs: cfg.Addrs,
 			PoolSize:      pool,
 			DialTimeout:   ConnectTimeout,
+			ReadTimeout:   ReplyTimeout,
+			WriteTimeout:  ReplyTimeout,
 		})
 	case topoCluster:
 		// PoolSize is per node in a cluster client; each worker talks to one node at a time.
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs, PoolSize: pool, DialTimeout: ConnectTimeout})
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:        cfg.Addrs,
+			PoolSize:     pool,
+			DialTimeout:  ConnectTimeout,
+			ReadTimeout:  ReplyTimeout,
+			WriteTimeout: ReplyTimeout,
+		})
 	default:
 		return nil, fmt.Errorf("drivers: go-redis client for topology %q: use one client per master", t)
 	}
@@ -99,7 +123,13 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 	pool := poolSize(cfg)
 	out := make([]redis.UniversalClient, 0, len(cfg.Addrs))
 	for _, addr := range cfg.Addrs {
-		rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: pool, DialTimeout: ConnectTimeout})
+		rdb := redis.NewClient(&redis.Options{
+			Addr:         addr,
+			PoolSize:     pool,
+			DialTimeout:  ConnectTimeout,
+			ReadTimeout:  ReplyTimeout,
+			WriteTimeout: ReplyTimeout,
+		})
 		out = append(out, rdb)
 		if err := ping(ctx, rdb); err != nil {
 			for _, c := range out {
@@ -110,6 +140,14 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 	}
 	return out, nil
 }
+
+// goRedisReplyTimeout and rueidisReplyTimeout describe ReplyTimeout for Settings, naming the
+// client options it sets.
+func goRedisReplyTimeout() string {
+	return ReplyTimeout.String() + " (go-redis ReadTimeout and WriteTimeout)"
+}
+
+func rueidisReplyTimeout() string { return ReplyTimeout.String() + " (rueidis ConnWriteTimeout)" }
 
 // ping checks that rdb answers within ConnectTimeout (or ctx, if it ends first).
 func ping(ctx context.Context, rdb redis.UniversalClient) error {
@@ -126,6 +164,7 @@ func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 		InitAddress:      append([]string(nil), cfg.Addrs...),
 		Dialer:           net.Dialer{Timeout: ConnectTimeout},
 		BlockingPoolSize: poolSize(cfg),
+		ConnWriteTimeout: ReplyTimeout,
 	}
 	switch t {
 	case topoSingle:

@@ -92,6 +92,7 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 		"scripts":         "EVALSHA",
 		"waiters":         "coalesced, one subscription per lock",
 		"renewals":        "batched, one pipeline per watchdog tick",
+		"reply_timeout":   rueidisReplyTimeout(),
 	}
 }
 

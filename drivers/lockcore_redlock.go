@@ -63,15 +63,16 @@ func (l *lockcoreRedLocker) NewWorker() Worker {
 func (l *lockcoreRedLocker) Settings() map[string]string {
 	n := len(l.clients)
 	return map[string]string{
-		"client":       "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining, one client per master",
-		"topology":     topoMasters,
-		"lock":         "RedLock over " + strconv.Itoa(n) + " masters (a Mutex on each)",
-		"quorum":       strconv.Itoa(n/2 + 1),
-		"lease":        l.lease.String() + ", not renewed",
-		"node_timeout": lockcore.DefaultRedLockNodeTimeout.String(),
-		"retry_delay":  LockcoreRedLockRetryDelay.String() + " ±50%",
-		"multi_lock":   "MultiLock over RedLocks, step wait " + lockcore.DefaultMultiLockStepWait.String(),
-		"scripts":      "EVALSHA",
+		"client":        "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining, one client per master",
+		"topology":      topoMasters,
+		"lock":          "RedLock over " + strconv.Itoa(n) + " masters (a Mutex on each)",
+		"quorum":        strconv.Itoa(n/2 + 1),
+		"lease":         l.lease.String() + ", not renewed",
+		"node_timeout":  lockcore.DefaultRedLockNodeTimeout.String(),
+		"retry_delay":   LockcoreRedLockRetryDelay.String() + " ±50%",
+		"multi_lock":    "MultiLock over RedLocks, step wait " + lockcore.DefaultMultiLockStepWait.String(),
+		"scripts":       "EVALSHA",
+		"reply_timeout": rueidisReplyTimeout(),
 	}
 }
 

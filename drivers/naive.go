@@ -75,12 +75,13 @@ func (l *naiveLocker) NewWorker() Worker {
 
 func (l *naiveLocker) Settings() map[string]string {
 	return map[string]string{
-		"client":      "go-redis " + redis.Version(),
-		"topology":    l.topology,
-		"pool_size":   strconv.Itoa(l.pool),
-		"lease":       l.lease.String() + " (no renewal)",
-		"retry_delay": NaiveRetryDelay.String(),
-		"release":     "Lua compare-and-delete (EVALSHA)",
+		"client":        "go-redis " + redis.Version(),
+		"topology":      l.topology,
+		"pool_size":     strconv.Itoa(l.pool),
+		"lease":         l.lease.String() + " (no renewal)",
+		"retry_delay":   NaiveRetryDelay.String(),
+		"release":       "Lua compare-and-delete (EVALSHA)",
+		"reply_timeout": goRedisReplyTimeout(),
 	}
 }
 

@@ -83,13 +83,14 @@ func (l *redislockLocker) NewWorker() Worker {
 
 func (l *redislockLocker) Settings() map[string]string {
 	return map[string]string{
-		"library":   "github.com/bsm/redislock " + moduleVersion("github.com/bsm/redislock"),
-		"client":    "go-redis " + redis.Version(),
-		"topology":  l.topology,
-		"pool_size": strconv.Itoa(l.pool),
-		"lease":     l.lease.String() + " (no renewal)",
-		"retry":     "LinearBackoff(" + l.retry.String() + ") until the context ends",
-		"release":   "Lua compare-and-delete (EVALSHA)",
+		"library":       "github.com/bsm/redislock " + moduleVersion("github.com/bsm/redislock"),
+		"client":        "go-redis " + redis.Version(),
+		"topology":      l.topology,
+		"pool_size":     strconv.Itoa(l.pool),
+		"lease":         l.lease.String() + " (no renewal)",
+		"retry":         "LinearBackoff(" + l.retry.String() + ") until the context ends",
+		"release":       "Lua compare-and-delete (EVALSHA)",
+		"reply_timeout": goRedisReplyTimeout(),
 	}
 }
 

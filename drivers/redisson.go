@@ -186,18 +186,19 @@ func (l *redissonLocker) Settings() map[string]string {
 		pubsub = "SSUBSCRIBE/SPUBLISH (sharded, Redis " + l.server + " cluster)"
 	}
 	s := map[string]string{
-		"library":      "lockbench Redisson lock emulation",
-		"lock":         "RLock (RedissonLock)",
-		"emulates":     "Redisson 3.22–3.43 defaults (useScriptCache=false, per-lock watchdog timers)",
-		"protocol":     "Redisson 3.22–3.43 RedissonLock scripts and key layout",
-		"client":       "go-redis " + redis.Version(),
-		"topology":     l.topology,
-		"pool_size":    strconv.Itoa(l.pool),
-		"lease":        lease,
-		"scripts":      "EVAL with the script body on every call",
-		"waiters":      "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"pubsub":       pubsub,
-		"not_emulated": "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
+		"library":       "lockbench Redisson lock emulation",
+		"lock":          "RLock (RedissonLock)",
+		"emulates":      "Redisson 3.22–3.43 defaults (useScriptCache=false, per-lock watchdog timers)",
+		"protocol":      "Redisson 3.22–3.43 RedissonLock scripts and key layout",
+		"client":        "go-redis " + redis.Version(),
+		"topology":      l.topology,
+		"pool_size":     strconv.Itoa(l.pool),
+		"reply_timeout": goRedisReplyTimeout(),
+		"lease":         lease,
+		"scripts":       "EVAL with the script body on every call",
+		"waiters":       "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
+		"pubsub":        pubsub,
+		"not_emulated":  "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
 	}
 	switch {
 	case l.fair:

@@ -93,16 +93,17 @@ func (l *redsyncLocker) NewWorker() Worker {
 
 func (l *redsyncLocker) Settings() map[string]string {
 	return map[string]string{
-		"library":   "github.com/go-redsync/redsync/v4 " + moduleVersion("github.com/go-redsync/redsync/v4"),
-		"client":    "go-redis " + redis.Version() + " (redsync goredis/v9 pool)",
-		"topology":  l.topology,
-		"pools":     strconv.Itoa(len(l.clients)),
-		"quorum":    strconv.Itoa(l.quorum),
-		"pool_size": strconv.Itoa(l.pool),
-		"lease":     l.lease.String() + " (no renewal)",
-		"retry":     "WithTries(1) per attempt, retried every " + RedsyncRetryDelay.String() + " until the context ends",
-		"drift":     "redsync defaults: drift factor 0.01, per-attempt timeout 5% of the lease",
-		"release":   "Lua compare-and-delete on every pool (EVALSHA)",
+		"library":       "github.com/go-redsync/redsync/v4 " + moduleVersion("github.com/go-redsync/redsync/v4"),
+		"client":        "go-redis " + redis.Version() + " (redsync goredis/v9 pool)",
+		"topology":      l.topology,
+		"pools":         strconv.Itoa(len(l.clients)),
+		"quorum":        strconv.Itoa(l.quorum),
+		"pool_size":     strconv.Itoa(l.pool),
+		"lease":         l.lease.String() + " (no renewal)",
+		"retry":         "WithTries(1) per attempt, retried every " + RedsyncRetryDelay.String() + " until the context ends",
+		"drift":         "redsync defaults: drift factor 0.01, per-attempt timeout 5% of the lease",
+		"release":       "Lua compare-and-delete on every pool (EVALSHA)",
+		"reply_timeout": goRedisReplyTimeout(),
 	}
 }
 

@@ -115,13 +115,14 @@ func (l *rueidislockLocker) NewWorker() Worker {
 
 func (l *rueidislockLocker) Settings() map[string]string {
 	return map[string]string{
-		"library":      "github.com/redis/rueidis/rueidislock " + moduleVersion("github.com/redis/rueidis"),
-		"topology":     l.topology,
-		"key_majority": fmt.Sprintf("%d of %d keys", l.majority, l.majority*2-1),
-		"validity":     l.validity.String() + " renewed every " + (l.validity / 2).String(),
-		"waiters":      "local gate per name, woken by releases in this process and by client-side caching invalidations (CLIENT TRACKING OPTOUT)",
-		"scripts":      "EVALSHA (rueidis Lua)",
-		"rewait":       RueidislockRewait.String() + " (a wait is restarted after this, bounding a lost wake-up in rueidislock's gate accounting)",
+		"library":       "github.com/redis/rueidis/rueidislock " + moduleVersion("github.com/redis/rueidis"),
+		"topology":      l.topology,
+		"key_majority":  fmt.Sprintf("%d of %d keys", l.majority, l.majority*2-1),
+		"validity":      l.validity.String() + " renewed every " + (l.validity / 2).String(),
+		"waiters":       "local gate per name, woken by releases in this process and by client-side caching invalidations (CLIENT TRACKING OPTOUT)",
+		"scripts":       "EVALSHA (rueidis Lua)",
+		"rewait":        RueidislockRewait.String() + " (a wait is restarted after this, bounding a lost wake-up in rueidislock's gate accounting)",
+		"reply_timeout": rueidisReplyTimeout(),
 	}
 }
 
