@@ -102,6 +102,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 
 	stats := p.snapshotter()
 	before, statsErr := stats(ctx)
+	// The grace also counts from the end of the measured phase, not only from an interrupt:
+	// a caller's ctx may never end, and releases stuck on a stalled server must not keep the
+	// run going past phase + grace. (Warm-up releases are bounded by the clients' timeouts.)
+	graceTimer := time.AfterFunc(cfg.Duration+DefaultReleaseTimeout, cancelRelease)
+	defer graceTimer.Stop()
 	ph := loop.NewPhase(true)
 	cpuBefore, cpuOK := processCPU()
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
