@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -58,15 +57,6 @@ func (c *Client) FairMutexWaitTime(name string, waitTime time.Duration) *FairMut
 	}
 }
 
-// tagged returns Redisson's name for a helper key of the lock name: the prefix and the name in
-// a hash tag, unless the name has one already, so that the helper lives in the lock's slot.
-func tagged(prefix, name string) string {
-	if strings.Contains(name, "{") {
-		return prefix + ":" + name
-	}
-	return prefix + ":{" + name + "}"
-}
-
 // Name returns the lock's key.
 func (m *FairMutex) Name() string { return m.name }
 
@@ -102,22 +92,12 @@ func (m *FairMutex) TryLock(ctx context.Context, owner Owner, wait, lease time.D
 
 // acquire takes the lock, waiting in the queue up to wait (negative: until ctx ends).
 func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
-	if owner.IsZero() {
-		return false, ErrNoOwner
-	}
 	c := m.c
-	if c.closed.Load() {
-		return false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	la, err := c.begin(ctx, owner, lease)
+	if err != nil {
 		return false, err
 	}
-	leaseArg, watchdog := c.leaseArg, true
-	if lease > 0 {
-		leaseArg, watchdog = msArg(lease), false
-	} else {
-		lease = c.opt.LeaseTime
-	}
+	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
 	if wait == 0 {
 		ttl, err := m.try(ctx, fairTryLockScript, owner, leaseArg, lease, watchdog)
 		return err == nil && ttl < 0, err

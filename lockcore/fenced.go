@@ -71,22 +71,12 @@ func (f *FencedMutex) TryLock(ctx context.Context, owner Owner, wait, lease time
 
 // acquire takes the lock, waiting up to wait (negative: until ctx ends).
 func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (int64, bool, error) {
-	if owner.IsZero() {
-		return 0, false, ErrNoOwner
-	}
 	c := f.m.c
-	if c.closed.Load() {
-		return 0, false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	la, err := c.begin(ctx, owner, lease)
+	if err != nil {
 		return 0, false, err
 	}
-	leaseArg, watchdog := c.leaseArg, true
-	if lease > 0 {
-		leaseArg, watchdog = msArg(lease), false
-	} else {
-		lease = c.opt.LeaseTime
-	}
+	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
 	var token int64
 	try := func() (int64, error) {
 		var ttl int64

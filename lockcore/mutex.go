@@ -53,22 +53,12 @@ func (m *Mutex) TryLock(ctx context.Context, owner Owner, wait, lease time.Durat
 
 // acquire takes the lock, waiting up to wait (negative: until ctx ends).
 func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
-	if owner.IsZero() {
-		return false, ErrNoOwner
-	}
 	c := m.c
-	if c.closed.Load() {
-		return false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	la, err := c.begin(ctx, owner, lease)
+	if err != nil {
 		return false, err
 	}
-	leaseArg, watchdog := c.leaseArg, true
-	if lease > 0 {
-		leaseArg, watchdog = msArg(lease), false
-	} else {
-		lease = c.opt.LeaseTime
-	}
+	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
 	ttl, err := m.try(ctx, owner, leaseArg, lease, watchdog)
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err

@@ -2,14 +2,27 @@ package lockcore
 
 import "strings"
 
-// channelName returns the unlock channel Redisson uses for the lock name: the prefix plus the
-// name inside a hash tag, unless the name already has one (so cluster keeps it in the lock's slot).
-func channelName(name string) string {
+// hashTagged returns name inside a hash tag, or name itself when it already has one: Redisson's
+// form of the lock name inside every helper key and channel, which keeps them in the lock's
+// cluster slot.
+func hashTagged(name string) string {
 	if strings.Contains(name, "{") {
-		return "redisson_lock__channel:" + name
+		return name
 	}
-	return "redisson_lock__channel:{" + name + "}"
+	return "{" + name + "}"
 }
+
+// tagged returns Redisson's name for a helper key or channel of the lock name: prefix, a colon
+// and the hash-tagged name, built in one concatenation (channelName is on every Mutex handle).
+func tagged(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
+
+// channelName returns the unlock channel Redisson uses for the lock name.
+func channelName(name string) string { return tagged("redisson_lock__channel", name) }
 
 // unlockMessage is what a full release publishes; Redisson's LockPubSub.UNLOCK_MESSAGE.
 const unlockMessage = "0"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -35,10 +34,7 @@ type RWMutex struct {
 
 // RWMutex returns the read-write lock stored at key name.
 func (c *Client) RWMutex(name string) *RWMutex {
-	prefix := "{" + name + "}"
-	if strings.Contains(name, "{") {
-		prefix = name
-	}
+	prefix := hashTagged(name)
 	return &RWMutex{c: c, name: name, channel: "redisson_rwlock:" + prefix, prefix: prefix}
 }
 
@@ -101,22 +97,12 @@ func (rw *RWMutex) TryLock(ctx context.Context, owner Owner, wait, lease time.Du
 
 // acquire takes a read or write hold, waiting up to wait (negative: until ctx ends).
 func (rw *RWMutex) acquire(ctx context.Context, owner Owner, write bool, wait, lease time.Duration) (bool, error) {
-	if owner.IsZero() {
-		return false, ErrNoOwner
-	}
 	c := rw.c
-	if c.closed.Load() {
-		return false, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	la, err := c.begin(ctx, owner, lease)
+	if err != nil {
 		return false, err
 	}
-	leaseArg, watchdog := c.leaseArg, true
-	if lease > 0 {
-		leaseArg, watchdog = msArg(lease), false
-	} else {
-		lease = c.opt.LeaseTime
-	}
+	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
 	ttl, err := rw.try(ctx, owner, write, leaseArg, lease, watchdog)
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
