@@ -19,6 +19,7 @@ Usage:
   lockbench up [flags]      start a Redis topology (single, sentinel, cluster, masters:N) and keep it running
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
+  lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
   lockbench help [command]  show help
 
@@ -39,6 +40,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"up":     upCommand,
 		"down":   downCommand,
 		"status": statusCommand,
+		"image":  imageCommand,
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(args[1:], stdout, stderr)

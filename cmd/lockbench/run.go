@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -42,6 +43,9 @@ Examples:
 
   # Sentinel: a master, 2 replicas and 3 sentinels lockbench starts:
   lockbench run --topology sentinel
+
+  # The same in Docker containers, from an image built here ('lockbench image build'):
+  lockbench run --topology sentinel --provider docker --image lockbench/redis:local
 
   # Hot keys: zipfian key choice over 100 keys, 1ms critical section:
   lockbench run --keys 100 --key-dist zipf --hold 1ms
@@ -94,6 +98,7 @@ type runFlags struct {
 	spec       compose.Spec
 	masterName string
 	provider   string
+	image      string
 	addrs      []string
 	out        string
 	benchfmt   bool
@@ -125,6 +130,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
+	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, host:port, repeatable or comma separated: the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
@@ -228,6 +234,14 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	}
 	if fs.Changed("provider") && len(f.addrs) > 0 {
 		return bad("--provider says how lockbench starts a topology; with --addr it attaches to yours instead")
+	}
+	if fs.Changed("image") {
+		if f.provider != providerDocker {
+			return bad("--image is for --provider docker")
+		}
+		if err := checkImageRef(f.image); err != nil {
+			return bad("--image: %v", err)
+		}
 	}
 	for _, a := range f.addrs {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {

@@ -60,7 +60,7 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		t.topo, err = compose.Attach(ctx, f.spec, f.addrs)
 	} else {
 		ui.line("starting a private %s topology (%s; use --addr to attach to an existing Redis)", f.spec, f.provider)
-		t.topo, err = startProvider(ctx, f.provider, f.spec)
+		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec)
 	}
 	if err != nil {
 		return nil, err

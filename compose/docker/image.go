@@ -1,0 +1,296 @@
+package docker
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+)
+
+// LocalImage is the tag BuildImage gives the image it builds from this machine's Redis: what
+// tests use, since machines without an image registry cannot pull DefaultImage.
+const LocalImage = "lockbench/redis:local"
+
+// ContentLabel is the image label holding the hash of everything BuildImage put in the image;
+// an image whose label matches is not built again.
+const ContentLabel = "lockbench.image.content"
+
+// buildTimeout bounds one image build; copying a few MB into a FROM scratch image takes
+// seconds.
+const buildTimeout = 5 * time.Minute
+
+// imageBinaries are the programs the local image carries, looked up in PATH: the server (also
+// the sentinel, as redis-server --sentinel), redis-cli for cluster creation and health
+// checks, and the little shell the compose files use (sh -c, sleep infinity, grep -q).
+var imageBinaries = []string{"redis-server", "redis-cli", "sh", "sleep", "grep"}
+
+// entrypointShim stands in for the official image's docker-entrypoint.sh, which the compose
+// files call: it runs its arguments, and, like the original, prepends redis-server to
+// arguments that start with a dash.
+const entrypointShim = `#!/bin/sh
+case "$1" in -*) set -- redis-server "$@" ;; esac
+exec "$@"
+`
+
+// BuildOptions says what BuildImage builds. The zero value builds LocalImage from the
+// redis-server found in PATH.
+type BuildOptions struct {
+	// Tag names the image; empty means LocalImage.
+	Tag string
+	// Log, if set, receives the builder's output; nil discards it.
+	Log io.Writer
+	// Force builds even when an image with the same tag and content exists.
+	Force bool
+}
+
+// BuildResult says what BuildImage did.
+type BuildResult struct {
+	Tag     string // the image's tag
+	ID      string // the image id
+	Content string // the content hash, also the image's ContentLabel
+	Built   bool   // false when an image with the same content already existed
+}
+
+// BuildImage builds a small Redis image (FROM scratch) from this machine's redis-server,
+// redis-cli, a shell and the shared libraries they link, so that the docker provider and
+// the compose files run where no image can be pulled. It is idempotent: when an image of
+// that tag carries the same ContentLabel, nothing is built. The image has no package manager
+// and runs as root; it is for tests and benchmarks on this machine, not for production.
+// BuildImage needs Linux binaries of the engine's architecture (a local Linux engine). It is
+// safe for concurrent use; concurrent builds of the same content produce the same image.
+func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
+	if opts.Tag == "" {
+		opts.Tag = LocalImage
+	}
+	res := BuildResult{Tag: opts.Tag}
+	if err := Available(ctx); err != nil {
+		return res, err
+	}
+	files, err := collectImageFiles()
+	if err != nil {
+		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+	}
+	res.Content = contentHash(files)
+
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	cli, err := newClient(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer cli.Close()
+	old, err := cli.ImageInspect(ctx, opts.Tag)
+	switch {
+	case err == nil && old.Config != nil && old.Config.Labels[ContentLabel] == res.Content && !opts.Force:
+		res.ID = old.ID
+		return res, nil
+	case err != nil && !cerrdefs.IsNotFound(err):
+		return res, fmt.Errorf("docker: inspect %s: %w", opts.Tag, err)
+	}
+
+	tarball, err := buildContext(files)
+	if err != nil {
+		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+	}
+	out, err := cli.ImageBuild(ctx, tarball, client.ImageBuildOptions{
+		Tags:        []string{opts.Tag},
+		Remove:      true,
+		ForceRemove: true,
+		Labels:      map[string]string{ContentLabel: res.Content},
+	})
+	if err != nil {
+		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+	}
+	err = readBuildOutput(out.Body, opts.Log)
+	out.Body.Close()
+	if err != nil {
+		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+	}
+	img, err := cli.ImageInspect(ctx, opts.Tag)
+	if err != nil {
+		return res, fmt.Errorf("docker: inspect %s after the build: %w", opts.Tag, err)
+	}
+	res.ID, res.Built = img.ID, true
+	// The image the tag named before is now untagged; remove it unless a container uses it,
+	// so rebuilding after a Redis upgrade leaves no dangling image behind.
+	if old.ID != "" && old.ID != img.ID {
+		cli.ImageRemove(ctx, old.ID, client.ImageRemoveOptions{PruneChildren: true})
+	}
+	return res, nil
+}
+
+// imageFile is one file of the image: its path inside, mode and content.
+type imageFile struct {
+	path string
+	mode int64
+	data []byte
+}
+
+// collectImageFiles reads the binaries, every library ldd says they load (the dynamic loader
+// included), each stored under the path the loader looks for and with its content resolved
+// through symlinks, and the entrypoint shim. The result is sorted by path.
+func collectImageFiles() ([]imageFile, error) {
+	byPath := map[string]imageFile{}
+	add := func(inImage, onHost string, mode int64) error {
+		if _, ok := byPath[inImage]; ok {
+			return nil
+		}
+		data, err := os.ReadFile(onHost)
+		if err != nil {
+			return err
+		}
+		byPath[inImage] = imageFile{path: inImage, mode: mode, data: data}
+		return nil
+	}
+	for _, name := range imageBinaries {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			if name == "redis-server" || name == "redis-cli" {
+				return nil, fmt.Errorf("%s not found in PATH: install Redis (Debian: apt-get install redis-server) to build the local image", name)
+			}
+			return nil, err
+		}
+		// Install under /usr/bin by its own name: Debian's redis-server is a symlink to
+		// redis-check-rdb, and Redis picks its mode from the name it runs as.
+		if err := add(path.Join("/usr/bin", name), p, 0o755); err != nil {
+			return nil, err
+		}
+		libs, err := sharedLibraries(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range libs {
+			if err := add(l, l, 0o755); err != nil {
+				return nil, err
+			}
+		}
+	}
+	byPath["/usr/local/bin/docker-entrypoint.sh"] = imageFile{path: "/usr/local/bin/docker-entrypoint.sh", mode: 0o755, data: []byte(entrypointShim)}
+	files := make([]imageFile, 0, len(byPath))
+	for _, f := range byPath {
+		files = append(files, f)
+	}
+	slices.SortFunc(files, func(a, b imageFile) int { return strings.Compare(a.path, b.path) })
+	return files, nil
+}
+
+// sharedLibraries returns the absolute paths ldd reports for bin: its libraries and the
+// dynamic loader. A static binary has none.
+func sharedLibraries(bin string) ([]string, error) {
+	out, err := exec.Command("ldd", bin).Output()
+	if err != nil {
+		if strings.Contains(string(out), "not a dynamic executable") {
+			return nil, nil
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "not a dynamic executable") {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("ldd %s: %w", bin, err)
+	}
+	var libs []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)" or "/lib64/ld-linux-x86-64.so.2 (0x…)"
+		for _, f := range strings.Fields(sc.Text()) {
+			if filepath.IsAbs(f) {
+				libs = append(libs, f)
+				break
+			}
+		}
+	}
+	return libs, nil
+}
+
+// dockerfile is the recipe: the collected files on an empty image. LD_LIBRARY_PATH spares the
+// loader an ld.so.cache, which the image does not have.
+const dockerfile = `FROM scratch
+COPY rootfs/ /
+ENV PATH=/usr/local/bin:/usr/bin:/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/lib:/usr/lib
+WORKDIR /data
+CMD ["redis-server"]
+`
+
+// contentHash identifies the image's content: the recipe and every file's path, mode and bytes.
+func contentHash(files []imageFile) string {
+	h := sha256.New()
+	io.WriteString(h, dockerfile)
+	for _, f := range files {
+		fmt.Fprintf(h, "\x00%s\x00%o\x00%d\x00", f.path, f.mode, len(f.data))
+		h.Write(f.data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// buildContext returns the tar the engine builds from: the Dockerfile, the files under
+// rootfs/ and the empty directories the image needs (/data for the nodes' files, /tmp).
+func buildContext(files []imageFile) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	epoch := time.Unix(0, 0)
+	write := func(h *tar.Header, data []byte) error {
+		h.ModTime = epoch
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	if err := write(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}, []byte(dockerfile)); err != nil {
+		return nil, err
+	}
+	for _, dir := range []string{"rootfs/data/", "rootfs/tmp/"} {
+		if err := write(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o1777}, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range files {
+		h := &tar.Header{Name: "rootfs" + f.path, Mode: f.mode, Size: int64(len(f.data))}
+		if err := write(h, f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
+}
+
+// readBuildOutput copies the builder's stream lines to log and returns the error the stream
+// reports, if any: the build's HTTP status is 200 even when a step fails.
+func readBuildOutput(r io.Reader, log io.Writer) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading the build output: %w", err)
+		}
+		if m.Error != "" {
+			return errors.New(strings.TrimSpace(m.Error))
+		}
+		if log != nil && m.Stream != "" {
+			io.WriteString(log, m.Stream)
+		}
+	}
+}
