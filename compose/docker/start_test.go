@@ -21,13 +21,7 @@ import (
 // a client or log follower behind), or if a container or network this binary started is
 // still there: every test removes what it started, failed ones included.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := dockertest.Leftovers(); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			code = 1
-		}
-	}
+	code := dockertest.AfterTests(m.Run())
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: leaked goroutines:", err)

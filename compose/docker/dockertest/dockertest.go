@@ -89,3 +89,16 @@ func Leftovers() error {
 	}
 	return nil
 }
+
+// AfterTests is for TestMain: given m.Run's exit code, it returns 1, after saying why on
+// stderr, when the tests passed but left a container or network of this process behind.
+func AfterTests(code int) int {
+	if code != 0 {
+		return code
+	}
+	if err := Leftovers(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: dockertest:", err)
+		return 1
+	}
+	return 0
+}
