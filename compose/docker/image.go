@@ -35,10 +35,11 @@ const ContentLabel = "lockbench.image.content"
 // seconds.
 const buildTimeout = 5 * time.Minute
 
-// imageBinaries are the programs the local image carries, looked up in PATH: the server (also
-// the sentinel, as redis-server --sentinel), redis-cli for cluster creation and health
-// checks, and the little shell the compose files use (sh -c, sleep infinity, grep -q).
-var imageBinaries = []string{"redis-server", "redis-cli", "sh", "sleep", "grep"}
+// imageBinaries are the programs the local image carries, looked up in PATH by name and
+// installed at these paths: the server (also the sentinel, as redis-server --sentinel),
+// redis-cli for cluster creation and health checks, and the little shell the compose files
+// use (sh -c, and CMD-SHELL health checks, which run /bin/sh; sleep infinity; grep -q).
+var imageBinaries = []string{"/usr/bin/redis-server", "/usr/bin/redis-cli", "/bin/sh", "/usr/bin/sleep", "/usr/bin/grep"}
 
 // entrypointShim stands in for the official image's docker-entrypoint.sh, which the compose
 // files call: it runs its arguments, and, like the original, prepends redis-server to
@@ -158,7 +159,8 @@ func collectImageFiles() ([]imageFile, error) {
 		byPath[inImage] = imageFile{path: inImage, mode: mode, data: data}
 		return nil
 	}
-	for _, name := range imageBinaries {
+	for _, inImage := range imageBinaries {
+		name := path.Base(inImage)
 		p, err := exec.LookPath(name)
 		if err != nil {
 			if name == "redis-server" || name == "redis-cli" {
@@ -166,9 +168,9 @@ func collectImageFiles() ([]imageFile, error) {
 			}
 			return nil, err
 		}
-		// Install under /usr/bin by its own name: Debian's redis-server is a symlink to
+		// Installed under its own name: Debian's redis-server is a symlink to
 		// redis-check-rdb, and Redis picks its mode from the name it runs as.
-		if err := add(path.Join("/usr/bin", name), p, 0o755); err != nil {
+		if err := add(inImage, p, 0o755); err != nil {
 			return nil, err
 		}
 		libs, err := sharedLibraries(p)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,4 +102,22 @@ func AfterTests(code int) int {
 		return 1
 	}
 	return 0
+}
+
+// Compose returns the command that runs Docker Compose here: "docker compose" (v2, the plugin)
+// if it answers, else "docker-compose" (v1, which has no 'up --wait'). With neither, it fails t
+// under CI and skips it elsewhere.
+func Compose(t testing.TB) []string {
+	t.Helper()
+	Require(t)
+	for _, cmd := range [][]string{{"docker", "compose"}, {"docker-compose"}} {
+		if err := exec.Command(cmd[0], append(cmd[1:], "version")...).Run(); err == nil {
+			return cmd
+		}
+	}
+	if InCI() {
+		t.Fatal("CI is set but neither 'docker compose' nor 'docker-compose' runs")
+	}
+	t.Skip("skipping: neither 'docker compose' nor 'docker-compose' runs")
+	return nil
 }
