@@ -86,6 +86,7 @@ type Topology struct {
 	nets      []string
 	byAddr    map[string]testcontainers.Container
 	masterNet string
+	peersNet  string
 
 	mu         sync.Mutex
 	containers []testcontainers.Container

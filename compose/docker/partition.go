@@ -23,7 +23,8 @@ const partitionTimeout = 30 * time.Second
 // replica: two masters accept writes, and locks granted on the old one are lost.
 //
 // It is supported for the sentinel topology's first master (addr as Describe gave it), whose
-// network Partition leaves to it alone; other nodes get an error wrapping ErrNoPartition.
+// address is on a network Partition leaves to it alone; other nodes get an error wrapping
+// ErrNoPartition.
 // Heal undoes it. Partition is safe for concurrent use.
 func (t *Topology) Partition(ctx context.Context, addr string) error {
 	t.mu.Lock()
@@ -31,8 +32,12 @@ func (t *Topology) Partition(ctx context.Context, addr string) error {
 	if t.masterNet == "" || len(t.desc.Nodes) == 0 || t.desc.Nodes[0].Addr != addr {
 		return fmt.Errorf("%w: %s (only the sentinel topology's first master, %s)", ErrNoPartition, addr, t.firstMaster())
 	}
-	return t.eachPeer(ctx, func(cli *client.Client, id string) error {
-		_, err := cli.NetworkDisconnect(ctx, t.masterNet, client.NetworkDisconnectOptions{Container: id, Force: true})
+	return t.eachPeer(ctx, func(cli *client.Client, id string, master bool) error {
+		net := t.masterNet
+		if master {
+			net = t.peersNet
+		}
+		_, err := cli.NetworkDisconnect(ctx, net, client.NetworkDisconnectOptions{Container: id, Force: true})
 		return err
 	})
 }
@@ -45,14 +50,19 @@ func (t *Topology) Heal(ctx context.Context) error {
 	if t.masterNet == "" {
 		return fmt.Errorf("%w: the %s topology has no partition to heal", ErrNoPartition, t.kind)
 	}
-	return t.eachPeer(ctx, func(cli *client.Client, id string) error {
-		_, err := cli.NetworkConnect(ctx, t.masterNet, client.NetworkConnectOptions{Container: id})
+	return t.eachPeer(ctx, func(cli *client.Client, id string, master bool) error {
+		net := t.masterNet
+		if master {
+			net = t.peersNet
+		}
+		_, err := cli.NetworkConnect(ctx, net, client.NetworkConnectOptions{Container: id})
 		return err
 	})
 }
 
-// eachPeer calls fn for every container but the first master's, with t.mu held.
-func (t *Topology) eachPeer(ctx context.Context, fn func(cli *client.Client, id string) error) error {
+// eachPeer calls fn for the first master's container (master true: its peers network leg)
+// and every other container (their master network leg), with t.mu held.
+func (t *Topology) eachPeer(ctx context.Context, fn func(cli *client.Client, id string, master bool) error) error {
 	ctx, cancel := context.WithTimeout(ctx, partitionTimeout)
 	defer cancel()
 	cli, err := newClient(ctx)
@@ -62,12 +72,12 @@ func (t *Topology) eachPeer(ctx context.Context, fn func(cli *client.Client, id 
 	defer cli.Close()
 	master := t.byAddr[t.desc.Nodes[0].Addr]
 	var errs []error
-	for _, n := range t.desc.Nodes[1:] {
+	for _, n := range t.desc.Nodes {
 		c := t.byAddr[n.Addr]
-		if c == nil || c == master {
+		if c == nil {
 			continue
 		}
-		if err := fn(cli.Client, c.GetContainerID()); err != nil {
+		if err := fn(cli.Client, c.GetContainerID(), c == master); err != nil {
 			errs = append(errs, fmt.Errorf("%s (%s): %w", n.Addr, n.Role, err))
 		}
 	}

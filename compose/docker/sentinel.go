@@ -37,11 +37,13 @@ const privateNetworkHint = "sentinel's containers are on private bridge networks
 // waits until every sentinel sees the master as ok with all replicas and all other sentinels:
 // only then does a failover test have a deployment that can fail over.
 //
-// The master is alone on the "master" network with one leg of every other node; replicas and
-// sentinels also share a "peers" network, and announce their address on it. So Partition can
-// cut the master off from all of them by disconnecting them from the master network, while
-// the master keeps its address, which clients on the host still reach (the host is on every
-// bridge network), and the others still reach each other to elect and promote a replica.
+// Every node is on two networks: "master", whose address the master is known by, and "peers",
+// whose address replicas and sentinels announce. So Partition can cut the master off from
+// all of them by disconnecting the master from the peers network and them from the master
+// network, while the master keeps its address, which clients on the host still reach (the
+// host is on every bridge network), and the others still reach each other to elect and
+// promote a replica. Heal reconnects them, and the old master can then reach the promoted
+// one at its peers address to become its replica.
 func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 	cli, err := newClient(ctx)
 	if err != nil {
@@ -56,12 +58,12 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 		t.nets = append(t.nets, name)
 	}
 	masterNet, peersNet := t.nets[0], t.nets[1]
-	t.masterNet = masterNet
+	t.masterNet, t.peersNet = masterNet, peersNet
 	t.byAddr = map[string]testcontainers.Container{}
 
 	ready := wait.ForLog("Ready to accept connections")
 	server := append([]string{"redis-server", "--port", strconv.Itoa(dataPort)}, serverArgs...)
-	mc, err := t.run(ctx, ready, testcontainers.WithCmd(server...), tcnetwork.WithNetworkName(nil, masterNet))
+	mc, err := t.run(ctx, ready, testcontainers.WithCmd(server...), tcnetwork.WithNetworkName(nil, masterNet), tcnetwork.WithNetworkName(nil, peersNet))
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
