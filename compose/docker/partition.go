@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/moby/moby/client"
 )
 
@@ -85,7 +86,7 @@ func (t *Topology) eachPeer(ctx context.Context, fn func(cli *client.Client, id 
 }
 
 func (t *Topology) firstMaster() string {
-	if t.kind != "sentinel" || len(t.desc.Nodes) == 0 {
+	if t.kind != compose.KindSentinel || len(t.desc.Nodes) == 0 {
 		return "none in a " + t.kind + " topology"
 	}
 	return t.desc.Nodes[0].Addr
