@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/google/uuid"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/moby/moby/api/types/container"
@@ -132,9 +133,25 @@ func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, err
 	}
 	if err != nil {
 		t.Close()
-		return nil, fmt.Errorf("docker: start %s: %w", spec, err)
+		return nil, fmt.Errorf("docker: start %s: %w%s", spec, err, missingImageHint(ctx, opts.Image))
 	}
 	return t, nil
+}
+
+// missingImageHint explains a failed start whose image is not on the engine: it could not be
+// pulled, which on a machine without a registry is expected, and there is a way out.
+func missingImageHint(ctx context.Context, image string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), AvailableTimeout)
+	defer cancel()
+	cli, err := newClient(ctx)
+	if err != nil {
+		return ""
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, image); !cerrdefs.IsNotFound(err) {
+		return ""
+	}
+	return fmt.Sprintf(" (image %s is not on this Docker engine and could not be pulled; where no registry is reachable, build one from this machine's redis-server with 'lockbench image build' and pass --image %s)", image, LocalImage)
 }
 
 // startMasters starts n standalone servers, each in its own container with its port published

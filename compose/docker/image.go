@@ -68,13 +68,14 @@ type BuildResult struct {
 	Built   bool   // false when an image with the same content already existed
 }
 
-// BuildImage builds a small Redis image (FROM scratch) from this machine's redis-server,
-// redis-cli, a shell and the shared libraries they link, so that the docker provider and
-// the compose files run where no image can be pulled. It is idempotent: when an image of
-// that tag carries the same ContentLabel, nothing is built. The image has no package manager
+// BuildImage builds a small Redis image (from scratch, imported as one layer) from this
+// machine's redis-server, redis-cli, a shell and the shared libraries they link, so that the
+// docker provider and the compose files run where no image can be pulled. It is idempotent:
+// when an image of that tag carries the same ContentLabel, nothing is built. The image has no package manager
 // and runs as root; it is for tests and benchmarks on this machine, not for production.
 // BuildImage needs Linux binaries of the engine's architecture (a local Linux engine). It is
-// safe for concurrent use; concurrent builds of the same content produce the same image.
+// safe for concurrent use, also across processes of this machine (a lock file serialises
+// builds).
 func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 	if opts.Tag == "" {
 		opts.Tag = LocalImage
@@ -91,6 +92,14 @@ func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
+	// Test binaries of several packages start at once and each wants the image: one builds,
+	// the others then find it up to date, instead of racing to tag and leaving the loser's
+	// image dangling.
+	unlock, err := lockBuild()
+	if err != nil {
+		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+	}
+	defer unlock()
 	cli, err := newClient(ctx)
 	if err != nil {
 		return res, err
@@ -105,21 +114,19 @@ func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 		return res, fmt.Errorf("docker: inspect %s: %w", opts.Tag, err)
 	}
 
-	tarball, err := buildContext(files)
+	// An import of one root file system tar, rather than a Dockerfile build: one layer, no
+	// intermediate images, and no builder (legacy or BuildKit) needed.
+	tarball, err := rootfsTar(files)
 	if err != nil {
 		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
-	out, err := cli.ImageBuild(ctx, tarball, client.ImageBuildOptions{
-		Tags:        []string{opts.Tag},
-		Remove:      true,
-		ForceRemove: true,
-		Labels:      map[string]string{ContentLabel: res.Content},
-	})
+	out, err := cli.ImageImport(ctx, client.ImageImportSource{Source: tarball, SourceName: "-"}, opts.Tag,
+		client.ImageImportOptions{Message: "lockbench image build", Changes: imageChanges(res.Content)})
 	if err != nil {
 		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
-	err = readBuildOutput(out.Body, opts.Log)
-	out.Body.Close()
+	err = readBuildOutput(out, opts.Log)
+	out.Close()
 	if err != nil {
 		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
@@ -220,19 +227,27 @@ func sharedLibraries(bin string) ([]string, error) {
 	return libs, nil
 }
 
-// dockerfile is the recipe: the collected files on an empty image. LD_LIBRARY_PATH spares the
-// loader an ld.so.cache, which the image does not have.
-const dockerfile = `FROM scratch
-COPY rootfs/ /
-ENV PATH=/usr/local/bin:/usr/bin:/bin LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/lib:/usr/lib
-WORKDIR /data
-CMD ["redis-server"]
-`
+// imageConfig is the image's configuration, applied at import as Dockerfile instructions.
+// LD_LIBRARY_PATH spares the loader an ld.so.cache, which the image does not have.
+var imageConfig = []string{
+	"ENV PATH=/usr/local/bin:/usr/bin:/bin",
+	"ENV LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/lib:/usr/lib",
+	"WORKDIR /data",
+	`CMD ["redis-server"]`,
+}
 
-// contentHash identifies the image's content: the recipe and every file's path, mode and bytes.
+// imageChanges returns imageConfig and the content label.
+func imageChanges(content string) []string {
+	return append(slices.Clone(imageConfig), "LABEL "+ContentLabel+"="+content)
+}
+
+// contentHash identifies the image's content: the configuration and every file's path, mode
+// and bytes.
 func contentHash(files []imageFile) string {
 	h := sha256.New()
-	io.WriteString(h, dockerfile)
+	for _, c := range imageConfig {
+		fmt.Fprintf(h, "%s\n", c)
+	}
 	for _, f := range files {
 		fmt.Fprintf(h, "\x00%s\x00%o\x00%d\x00", f.path, f.mode, len(f.data))
 		h.Write(f.data)
@@ -240,9 +255,9 @@ func contentHash(files []imageFile) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// buildContext returns the tar the engine builds from: the Dockerfile, the files under
-// rootfs/ and the empty directories the image needs (/data for the nodes' files, /tmp).
-func buildContext(files []imageFile) (io.Reader, error) {
+// rootfsTar returns the image's root file system as a tar: the files and the empty
+// directories the image needs (/data for the nodes' files, /tmp).
+func rootfsTar(files []imageFile) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	epoch := time.Unix(0, 0)
@@ -254,16 +269,13 @@ func buildContext(files []imageFile) (io.Reader, error) {
 		_, err := tw.Write(data)
 		return err
 	}
-	if err := write(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}, []byte(dockerfile)); err != nil {
-		return nil, err
-	}
-	for _, dir := range []string{"rootfs/data/", "rootfs/tmp/"} {
+	for _, dir := range []string{"data/", "tmp/"} {
 		if err := write(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o1777}, nil); err != nil {
 			return nil, err
 		}
 	}
 	for _, f := range files {
-		h := &tar.Header{Name: "rootfs" + f.path, Mode: f.mode, Size: int64(len(f.data))}
+		h := &tar.Header{Name: strings.TrimPrefix(f.path, "/"), Mode: f.mode, Size: int64(len(f.data))}
 		if err := write(h, f.data); err != nil {
 			return nil, err
 		}
@@ -274,13 +286,14 @@ func buildContext(files []imageFile) (io.Reader, error) {
 	return &buf, nil
 }
 
-// readBuildOutput copies the builder's stream lines to log and returns the error the stream
-// reports, if any: the build's HTTP status is 200 even when a step fails.
+// readBuildOutput copies the engine's progress lines to log and returns the error the stream
+// reports, if any: the HTTP status is 200 even when the import fails.
 func readBuildOutput(r io.Reader, log io.Writer) error {
 	dec := json.NewDecoder(r)
 	for {
 		var m struct {
 			Stream string `json:"stream"`
+			Status string `json:"status"`
 			Error  string `json:"error"`
 		}
 		if err := dec.Decode(&m); err == io.EOF {
@@ -291,8 +304,8 @@ func readBuildOutput(r io.Reader, log io.Writer) error {
 		if m.Error != "" {
 			return errors.New(strings.TrimSpace(m.Error))
 		}
-		if log != nil && m.Stream != "" {
-			io.WriteString(log, m.Stream)
+		if log != nil && m.Stream+m.Status != "" {
+			io.WriteString(log, strings.TrimRight(m.Stream+m.Status, "\n")+"\n")
 		}
 	}
 }

@@ -205,3 +205,49 @@ func runLabelled(t *testing.T, image string, labels map[string]string) string {
 }
 
 func removeContainer(id string) { exec.Command("docker", "rm", "-f", id).Run() }
+
+// Concurrent builds of one tag (test binaries of several packages starting at once) build it
+// once; the others find it up to date, and no losing image is left dangling.
+func TestConcurrentBuildsBuildOnce(t *testing.T) {
+	dockertest.Require(t)
+	tag := "lockbench/redis:test-" + strconv.Itoa(os.Getpid())
+	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
+	results := make(chan docker.BuildResult, 3)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			r, err := docker.BuildImage(context.Background(), docker.BuildOptions{Tag: tag})
+			results <- r
+			errs <- err
+		}()
+	}
+	built, ids := 0, map[string]bool{}
+	for range 3 {
+		r := <-results
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		if r.Built {
+			built++
+		}
+		ids[r.ID] = true
+	}
+	if built != 1 || len(ids) != 1 {
+		t.Fatalf("%d builds, image ids %v: want one build and one image", built, ids)
+	}
+}
+
+// A start whose image is neither on the engine nor pullable says how to build one.
+func TestMissingImageSaysHowToBuildOne(t *testing.T) {
+	dockertest.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	topo, err := docker.Start(ctx, compose.Spec{Kind: compose.KindSingle}, docker.Options{Image: "lockbench/no-such-image:none"})
+	if err == nil {
+		topo.Close()
+		t.Fatal("Start with a missing image succeeded")
+	}
+	if !strings.Contains(err.Error(), "lockbench image build") || !strings.Contains(err.Error(), docker.LocalImage) {
+		t.Fatalf("error %q does not say how to build the local image", err)
+	}
+}
