@@ -92,6 +92,7 @@ type Topology struct {
 	mu         sync.Mutex
 	containers []testcontainers.Container
 
+	failed    bool // Start failed: Close waits for late containers (settle)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -132,6 +133,7 @@ func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, err
 		err = fmt.Errorf("%w %q: want single, sentinel, cluster or masters:N", compose.ErrBadSpec, spec.Kind)
 	}
 	if err != nil {
+		t.failed = true
 		t.Close()
 		return nil, fmt.Errorf("docker: start %s: %w%s", spec, err, missingImageHint(ctx, opts.Image))
 	}
@@ -238,6 +240,33 @@ func freePorts(n int) ([]int, error) {
 
 func loopbackAddr(port int) string { return net.JoinHostPort(loopback.String(), strconv.Itoa(port)) }
 
+// settleQuiet is how long Close of a failed start keeps finding nothing of the topology
+// before it trusts that no cancelled create is still completing.
+const settleQuiet = 2 * time.Second
+
+// settle removes what of t appears in the engine until nothing has for settleQuiet.
+func (t *Topology) settle(ctx context.Context) error {
+	quietSince := time.Now()
+	for time.Since(quietSince) < settleQuiet {
+		cs, ns, err := Resources(ctx, LabelTopology+"="+t.id)
+		if err != nil {
+			return err
+		}
+		if len(cs)+len(ns) > 0 {
+			if err := removeLabelled(ctx, LabelTopology+"="+t.id); err != nil {
+				return err
+			}
+			quietSince = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
+	return nil
+}
+
 // ID returns the topology's id, the value of LabelTopology on its containers and networks. It
 // is safe for concurrent use.
 func (t *Topology) ID() string { return t.id }
@@ -272,9 +301,13 @@ func (t *Topology) Close() error {
 			wg.Go(func() { errs[i] = c.Terminate(ctx) })
 		}
 		wg.Wait()
-		// Networks, and anything of this topology Terminate did not know about (a container
-		// created when its start was cancelled, say).
+		// Networks, and anything of this topology Terminate did not know about.
 		errs = append(errs, removeLabelled(ctx, LabelTopology+"="+t.id))
+		if t.failed {
+			// A create request cancelled with the start may still complete in the engine
+			// after the removal above listed nothing; look again until a quiet spell.
+			errs = append(errs, t.settle(ctx))
+		}
 		if err := errors.Join(errs...); err != nil {
 			t.closeErr = fmt.Errorf("docker: remove containers: %w", err)
 		}

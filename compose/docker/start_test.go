@@ -251,3 +251,32 @@ func TestMissingImageSaysHowToBuildOne(t *testing.T) {
 		t.Fatalf("error %q does not say how to build the local image", err)
 	}
 }
+
+// TestFailingHelper is what TestFailedTestLeavesNothing runs in a subprocess: a test that
+// starts a topology and fails.
+func TestFailingHelper(t *testing.T) {
+	if os.Getenv("LOCKBENCH_FAILING_HELPER") != "1" {
+		t.Skip("run by TestFailedTestLeavesNothing")
+	}
+	start(t, compose.Spec{Kind: compose.KindSentinel})
+	t.Fatal("failing on purpose, with a sentinel topology running")
+}
+
+// A test that fails with a topology running still removes it (t.Cleanup), and its binary's
+// TestMain finds nothing left.
+func TestFailedTestLeavesNothing(t *testing.T) {
+	dockertest.Image(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFailingHelper$")
+	cmd.Env = append(os.Environ(), "LOCKBENCH_FAILING_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "failing on purpose") {
+		t.Fatalf("the helper test should have failed on purpose: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "left behind") {
+		t.Errorf("the failed test's binary reports leftovers:\n%s", out)
+	}
+	cs, ns, err := docker.Resources(context.Background(), docker.LabelPID+"="+strconv.Itoa(cmd.Process.Pid))
+	if err != nil || len(cs)+len(ns) > 0 {
+		t.Fatalf("after a failed test: containers %v, networks %v, error %v; want none", cs, ns, err)
+	}
+}

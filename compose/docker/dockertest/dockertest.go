@@ -92,16 +92,14 @@ func Leftovers() error {
 }
 
 // AfterTests is for TestMain: given m.Run's exit code, it returns 1, after saying why on
-// stderr, when the tests passed but left a container or network of this process behind.
+// stderr, when the tests left a container or network of this process behind (failed tests
+// too must remove what they started), and code otherwise.
 func AfterTests(code int) int {
-	if code != 0 {
-		return code
-	}
 	if err := Leftovers(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: dockertest:", err)
 		return 1
 	}
-	return 0
+	return code
 }
 
 // Compose returns the command that runs Docker Compose here: "docker compose" (v2, the plugin)
