@@ -122,11 +122,14 @@ func commandCalls(t *testing.T, addr, cmd string) int64 {
 	return 0
 }
 
-// countingDriver counts the locks its workers are granted once promoted is set.
+// countingDriver counts the locks its workers are granted once promoted is set and, if granted is
+// not nil, offers every grant on it without blocking: a receiver waiting on an unbuffered channel
+// learns of the next grant after it started waiting.
 type countingDriver struct {
 	drivers.Driver
 	promoted    atomic.Bool
 	grantsAfter atomic.Int64
+	granted     chan struct{}
 }
 
 func (d *countingDriver) Open(ctx context.Context, cfg drivers.Config) (drivers.Locker, error) {
@@ -143,7 +146,26 @@ type countingLocker struct {
 }
 
 func (l *countingLocker) NewWorker() drivers.Worker {
-	return &countingWorker{Worker: l.Locker.NewWorker(), d: l.d}
+	w := l.Locker.NewWorker()
+	cw := &countingWorker{Worker: w, d: l.d}
+	// A fenced driver's workers stay fenced, so that the workload still takes and checks tokens.
+	if fw, ok := w.(drivers.FencedWorker); ok {
+		return &countingFencedWorker{countingWorker: cw, fenced: fw}
+	}
+	return cw
+}
+
+type countingFencedWorker struct {
+	*countingWorker
+	fenced drivers.FencedWorker
+}
+
+func (w *countingFencedWorker) LockFenced(ctx context.Context, name string) (int64, error) {
+	token, err := w.fenced.LockFenced(ctx, name)
+	if err == nil {
+		w.d.grant()
+	}
+	return token, err
 }
 
 type countingWorker struct {
@@ -153,8 +175,21 @@ type countingWorker struct {
 
 func (w *countingWorker) Lock(ctx context.Context, name string) error {
 	err := w.Worker.Lock(ctx, name)
-	if err == nil && w.d.promoted.Load() {
-		w.d.grantsAfter.Add(1)
+	if err == nil {
+		w.d.grant()
 	}
 	return err
+}
+
+// grant counts one grant.
+func (d *countingDriver) grant() {
+	if d.promoted.Load() {
+		d.grantsAfter.Add(1)
+	}
+	if d.granted != nil {
+		select {
+		case d.granted <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -108,10 +108,13 @@ func pausedRun(t *testing.T, name string, resume time.Duration, counted ...*coun
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(counted) > 0 {
-		counted[0].Driver = d
-		d = counted[0]
+	// Every run goes through a counting driver: the pause waits for a grant (see below).
+	if len(counted) == 0 {
+		counted = []*countingDriver{{}}
 	}
+	counted[0].Driver = d
+	counted[0].granted = make(chan struct{})
+	d = counted[0]
 	pid := srv.Pid()
 	// Registered after NewServer's cleanup, so it runs first (t.Cleanup is LIFO): a stopped
 	// server cannot handle the SIGTERM Close sends. SIGCONT to a running process is harmless.
@@ -151,7 +154,21 @@ func pausedRun(t *testing.T, name string, resume time.Duration, counted ...*coun
 			case <-done:
 				return
 			}
-			if step.sig == syscall.SIGCONT && len(counted) > 0 {
+			if step.sig == syscall.SIGSTOP {
+				// Stop the server just after a grant, so that a worker is holding a lock it
+				// will release pauseHold later into the stopped server: that release must fail
+				// and be counted. Stopping at an arbitrary instant can catch every worker
+				// acquiring (on a loaded machine the acquires are slow), and acquires cut short
+				// by the phase's end are not counted, so the check would fail for no fault.
+				select {
+				case <-counted[0].granted:
+				case <-time.After(pausePhase):
+					faults <- fmt.Errorf("no lock granted in the %v after the pause was due", pausePhase)
+				case <-done:
+					return
+				}
+			}
+			if step.sig == syscall.SIGCONT {
 				counted[0].promoted.Store(true)
 			}
 			if err := syscall.Kill(pid, step.sig); err != nil {
@@ -183,10 +200,7 @@ func pausedRun(t *testing.T, name string, resume time.Duration, counted ...*coun
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	after := int64(-1)
-	if len(counted) > 0 {
-		after = counted[0].grantsAfter.Load()
-	}
+	after := counted[0].grantsAfter.Load()
 	t.Logf("%s: run took %v (phase %v, pause at %v, resume after %v); acquisitions %d (after resume %d), errors %d %v, violations %d",
 		name, took.Round(time.Millisecond), pausePhase, pauseAfter, resume, run.Acquisitions, after, run.Errors, run.ErrorsByKind, run.Violations)
 	return run, took
