@@ -33,6 +33,7 @@ type Client struct {
 	closeMu  sync.Once
 	closed   atomic.Bool
 	renewals atomic.Int64
+	stats    counters
 	epoch    time.Time // origin of now(); time.Since uses the monotonic clock
 }
 
@@ -103,6 +104,38 @@ func (c *Client) OwnerWithID(id uint64) Owner {
 // PubSub returns the pub/sub mode the Client uses for unlock messages: PubSubClassic or
 // PubSubSharded, never PubSubAuto.
 func (c *Client) PubSub() PubSubMode { return c.pubsub }
+
+// Stats are counts of a Client's Mutex work since New, for telling why an acquisition costs what
+// it does. FencedMutex attempts count too; the other lock kinds are not counted.
+type Stats struct {
+	// Attempts is lock script runs: acquisitions through Redis, reentrant ones included.
+	Attempts int64
+	// FailedAttempts is the attempts that found the lock taken.
+	FailedAttempts int64
+	// Handoffs is releases that passed the lock to a local waiter inside the process.
+	Handoffs int64
+	// Passes is releases that passed the lock to a local waiter inside the release script.
+	Passes int64
+	// Yields is releases with a local waiter that left the lock free because other clients were
+	// subscribed to hear the release.
+	Yields int64
+}
+
+// counters are the live Stats.
+type counters struct {
+	attempts, failed, handoffs, passes, yields atomic.Int64
+}
+
+// Stats returns the Client's counts so far.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Attempts:       c.stats.attempts.Load(),
+		FailedAttempts: c.stats.failed.Load(),
+		Handoffs:       c.stats.handoffs.Load(),
+		Passes:         c.stats.passes.Load(),
+		Yields:         c.stats.yields.Load(),
+	}
+}
 
 // Renewals returns how many lease renewals the watchdog has sent.
 func (c *Client) Renewals() int64 { return c.renewals.Load() }

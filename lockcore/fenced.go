@@ -31,7 +31,7 @@ type FencedMutex struct {
 // FencedMutex returns the fenced lock stored at key name.
 func (c *Client) FencedMutex(name string) *FencedMutex {
 	return &FencedMutex{
-		m:     Mutex{c: c, name: name, channel: channelName(name)},
+		m:     *c.redisMutex(name),
 		token: tagged("redisson_lock_token", name),
 	}
 }
@@ -101,6 +101,7 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 	c := f.m.c
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.
+	c.stats.attempts.Add(1)
 	res := fencedLockScript.exec(detach(ctx), c.rdb, []string{f.m.name, f.token}, []string{leaseArg, owner.field})
 	reply, err := res.AsIntSlice()
 	if err == nil && len(reply) != 2 {
@@ -108,6 +109,9 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("lockcore: fenced lock %q: %w", f.m.name, err)
+	}
+	if pttl, token := reply[0], reply[1]; pttl != -1 || token <= 0 {
+		c.stats.failed.Add(1)
 	}
 	switch pttl, token := reply[0], reply[1]; {
 	case pttl == -1 && token > 0:

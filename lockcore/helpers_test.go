@@ -20,6 +20,27 @@ type testEnv struct {
 	rdb     rueidis.Client       // key commands, routed by the topology
 	masters []rueidis.Client     // one direct connection per master
 	sharded bool                 // unlock messages travel by sharded pub/sub
+	// mode is the Mutex queueing every client of the env uses unless a test sets its own.
+	mode queueMode
+}
+
+// queueMode is one way a Client's Mutex goroutines meet: the semantics suite passes in each.
+type queueMode struct {
+	name string
+	// set applies the mode to options that do not choose their own.
+	set func(*Options)
+}
+
+// queueModes are the local waiter queue with hand-over (the default), the queue in strict mode
+// (every release through Redis), and no queue at all.
+var queueModes = []queueMode{
+	{"handoff", func(*Options) {}},
+	{"strict", func(o *Options) {
+		if o.HandoffLimit == 0 {
+			o.HandoffLimit = -1
+		}
+	}},
+	{"noqueue", func(o *Options) { o.NoLocalQueue = true }},
 }
 
 func newEnv(t testing.TB) *testEnv {
@@ -57,6 +78,9 @@ func newEnvFor(t testing.TB, opt rueidis.ClientOption, masters []string, sharded
 // client returns a lockcore Client on the env's deployment, closed when the test ends.
 func (e *testEnv) client(t testing.TB, opt Options) *Client {
 	t.Helper()
+	if e.mode.set != nil && opt.HandoffLimit == 0 && !opt.NoLocalQueue {
+		e.mode.set(&opt)
+	}
 	opt.Redis.InitAddress = e.opt.InitAddress
 	opt.Redis.Sentinel = e.opt.Sentinel
 	c, err := New(opt)
@@ -160,4 +184,27 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// localQueueLen returns how many goroutines of c wait in the local queue of the Mutex name.
+func (c *Client) localQueueLen(name string) int {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.co[name]; e != nil {
+		return len(e.queue)
+	}
+	return 0
+}
+
+// cohorts returns how many Mutex names c keeps local queue state for.
+func (c *Client) cohorts() int {
+	n := 0
+	for i := range c.holds.shards {
+		s := &c.holds.shards[i]
+		s.mu.Lock()
+		n += len(s.co)
+		s.mu.Unlock()
+	}
+	return n
 }

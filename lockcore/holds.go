@@ -40,13 +40,15 @@ type holdTable struct {
 type holdShard struct {
 	mu sync.Mutex
 	m  map[string]*hold
-	_  [40]byte // keep shards on separate cache lines
+	co map[string]*cohort // local queues of Mutex names in use (cohort.go)
+	_  [32]byte           // keep shards on separate cache lines
 }
 
 func (t *holdTable) init() {
 	t.seed = maphash.MakeSeed()
 	for i := range t.shards {
 		t.shards[i].m = make(map[string]*hold)
+		t.shards[i].co = make(map[string]*cohort)
 	}
 }
 
@@ -56,6 +58,12 @@ func (t *holdTable) shard(name string) *holdShard {
 
 // acquired records that owner's field now holds name in Redis (once more, if it held it).
 func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease time.Duration, watchdog bool, now int64) {
+	t.acquiredField(name, owner, owner.field, leaseArg, lease, watchdog, now)
+}
+
+// acquiredField is acquired where owner holds name through field, which is not owner's own after
+// a hand-over (cohort.go): a reentrant grant counts up the record, which keeps its field.
+func (t *holdTable) acquiredField(name string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, now int64) {
 	s := t.shard(name)
 	s.mu.Lock()
 	h := s.m[name]
@@ -67,7 +75,7 @@ func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease ti
 	}
 	// Either new, or a stale record of a previous local holder whose unlock reply has not been
 	// processed yet: Redis just granted the lock to owner, so the record is owner's now.
-	s.m[name] = &hold{owner: owner, field: owner.field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now}
+	s.m[name] = &hold{owner: owner, field: field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now}
 	s.mu.Unlock()
 }
 
@@ -106,20 +114,21 @@ func (t *holdTable) releasedOne(key string, h *hold) {
 	s.mu.Unlock()
 }
 
-// lookup returns the field and lease to unlock name as owner, and the record to settle after.
-// ok is false when the lock is held locally by another owner.
-func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, ok bool) {
+// lookup returns the field and lease to unlock name as owner, how many holds the record counts
+// (0 without one), and the record to settle after. ok is false when the lock is held locally by
+// another owner.
+func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, count int, ok bool) {
 	s := t.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h = s.m[name]
 	if h == nil {
-		return nil, owner.field, "", true
+		return nil, owner.field, "", 0, true
 	}
 	if h.owner != owner {
-		return nil, "", "", false
+		return nil, "", "", 0, false
 	}
-	return h, h.field, h.leaseArg, true
+	return h, h.field, h.leaseArg, h.count, true
 }
 
 // released settles h after an unlock: gone is true when Redis no longer holds it for us. A

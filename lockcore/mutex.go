@@ -14,10 +14,21 @@ type Mutex struct {
 	c       *Client
 	name    string
 	channel string
+	// local: acquisitions go through the Client's local waiter queue and releases may hand the
+	// lock over (cohort.go). Off for Options.NoLocalQueue and for the Mutex inside other lock
+	// kinds, whose grants need Redis (a fencing token per grant, a RedLock quorum).
+	local bool
 }
 
 // Mutex returns the reentrant lock stored at key name.
 func (c *Client) Mutex(name string) *Mutex {
+	return &Mutex{c: c, name: name, channel: channelName(name), local: !c.opt.NoLocalQueue}
+}
+
+// redisMutex returns the lock at key name without the local queue: every acquisition and
+// release goes through Redis, for lock kinds built on Mutex whose grants must (a fenced lock's
+// token, a RedLock's per-master attempts).
+func (c *Client) redisMutex(name string) *Mutex {
 	return &Mutex{c: c, name: name, channel: channelName(name)}
 }
 
@@ -58,32 +69,107 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 	if err != nil {
 		return false, err
 	}
-	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
-	ttl, err := m.try(ctx, owner, leaseArg, lease, watchdog)
+	if !m.local {
+		return m.acquireRedis(ctx, owner, owner.field, la, wait, 0)
+	}
+	var deadline time.Time
+	if wait > 0 {
+		deadline = time.Now().Add(wait)
+	}
+	kind, field, w := c.enter(m.name, owner, la, wait == 0)
+	switch kind {
+	case entryReentry:
+		// Through the hold's field, which is not owner's own when the lock was handed over.
+		return m.acquireRedis(ctx, owner, field, la, wait, 0)
+	case entryBusy:
+		// Another local owner holds the lock or is acquiring it: Redis would say taken.
+		return false, nil
+	case entryQueued:
+		t, err := c.awaitTurn(ctx, m.name, w, deadline)
+		switch t {
+		case turnHanded:
+			return true, nil
+		case 0:
+			return false, err
+		}
+		var holdBack time.Duration
+		if t == turnYield {
+			holdBack = c.opt.HandoffYield
+		}
+		if wait > 0 {
+			if wait = time.Until(deadline); wait <= 0 {
+				c.passTurn(m.name)
+				return false, nil
+			}
+		}
+		return m.attempt(ctx, owner, la, wait, holdBack)
+	}
+	return m.attempt(ctx, owner, la, wait, 0)
+}
+
+// attempt acquires through Redis as the one local goroutine doing so, and tells the local queue
+// how it went: a holder to hand over from, or the next waiter's turn to attempt.
+func (m *Mutex) attempt(ctx context.Context, owner Owner, la leaseArgs, wait, holdBack time.Duration) (bool, error) {
+	ok, err := false, ctx.Err()
+	if err == nil {
+		ok, err = m.acquireRedis(ctx, owner, owner.field, la, wait, holdBack)
+	}
+	if ok {
+		m.c.holding(m.name, owner)
+	} else {
+		m.c.passTurn(m.name)
+	}
+	return ok, err
+}
+
+// acquireRedis takes the lock through Redis with field, waiting up to wait (negative: until ctx
+// ends). With holdBack it sleeps that long before its first attempt (see turnYield).
+func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la leaseArgs, wait, holdBack time.Duration) (bool, error) {
+	c := m.c
+	if holdBack > 0 {
+		if wait > 0 {
+			holdBack = min(holdBack, wait)
+			// A wait that runs out during the hold-back still makes its one attempt.
+			wait = max(wait-holdBack, 0)
+		}
+		t := time.NewTimer(holdBack)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-c.ctx.Done():
+			t.Stop()
+			return false, ErrClosed
+		}
+	}
+	ttl, err := m.try(ctx, owner, field, la)
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
 	return c.await(ctx, m.channel, wait, ttl, func() (int64, error) {
-		return m.try(ctx, owner, leaseArg, lease, watchdog)
+		return m.try(ctx, owner, field, la)
 	})
 }
 
-// try runs the lock script once. It returns -1 when owner now holds the lock, otherwise the
-// lock's remaining TTL in nanoseconds (0 if it has none).
-func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
+// try runs the lock script once with field. It returns -1 when owner now holds the lock,
+// otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
+func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs) (int64, error) {
 	c := m.c
+	c.stats.attempts.Add(1)
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
 	// must still learn whether it got the lock, or the lock would be left held with nobody to
 	// release it. rueidis' connection timeouts bound the wait on a dead server.
-	res := lockScript.exec(detach(ctx), c.rdb, []string{m.name}, []string{leaseArg, owner.field})
+	res := lockScript.exec(detach(ctx), c.rdb, []string{m.name}, []string{la.arg, field})
 	pttl, err := res.AsInt64()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, c.now())
+			c.holds.acquiredField(m.name, owner, field, la.arg, la.d, la.watchdog, c.now())
 			return -1, nil
 		}
 		return 0, fmt.Errorf("lockcore: lock %q: %w", m.name, err)
 	}
+	c.stats.failed.Add(1)
 	switch {
 	case pttl > 0:
 		return pttl * int64(time.Millisecond), nil
@@ -95,27 +181,50 @@ func (m *Mutex) try(ctx context.Context, owner Owner, leaseArg string, lease tim
 	}
 }
 
-// Unlock releases one hold of owner on the lock. When the count reaches zero the key is deleted
-// and "0" is published on the unlock channel. It returns an error wrapping ErrNotOwner when owner
-// does not hold the lock.
+// Unlock releases one hold of owner on the lock. When the count reaches zero the lock passes to
+// a local waiter, if one is queued (see cohort.go), or the key is deleted and "0" is published on
+// the unlock channel. It returns an error wrapping ErrNotOwner when owner does not hold the lock.
 func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	if owner.IsZero() {
 		return ErrNoOwner
 	}
 	c := m.c
-	h, field, leaseArg, ok := c.holds.lookup(m.name, owner)
+	if m.local && c.handOver(m.name, owner) {
+		return nil
+	}
+	h, field, leaseArg, count, ok := c.holds.lookup(m.name, owner)
 	if !ok {
 		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
 	}
 	if leaseArg == "" {
 		leaseArg = c.leaseArg
 	}
-	res := unlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel}, []string{unlockMessage, leaseArg, field, c.publishCmd})
+	var w *localWaiter
+	if m.local && count <= 1 {
+		w = c.reserveNext(m.name, owner)
+	}
+	var res rueidis.RedisResult
+	if w != nil {
+		res = passScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel},
+			[]string{unlockMessage, leaseArg, field, c.publishCmd, w.owner.field, w.la.arg, c.waiters.own(m.channel)})
+	} else {
+		res = unlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel}, []string{unlockMessage, leaseArg, field, c.publishCmd})
+	}
 	n, err := res.AsInt64()
+	outcome := releasedGone
+	switch {
+	case err != nil:
+	case n == 0:
+		outcome = releasedPartial
+	case n == 2:
+		outcome = releasedPassed
+	case n == 1 && w != nil:
+		outcome = releasedHeard
+	}
+	// Whatever the outcome of a failed call, stop renewing, as Redisson does: a lock whose
+	// release failed must expire with its lease rather than be kept alive by this process.
+	c.settle(m.name, owner, h, w, outcome)
 	if err != nil {
-		// Whatever the outcome, stop renewing, as Redisson does: a lock whose release failed
-		// must expire with its lease rather than be kept alive by this process forever.
-		c.holds.released(m.name, h, true, 0)
 		if rueidis.IsRedisNil(err) {
 			if h != nil {
 				return fmt.Errorf("%w: the lease on %q ran out while held", ErrNotOwner, m.name)
@@ -124,7 +233,6 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		}
 		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
 	}
-	c.holds.released(m.name, h, n == 1, c.now())
 	return nil
 }
 

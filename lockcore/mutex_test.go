@@ -14,6 +14,9 @@ import (
 
 func TestMutualExclusion64Goroutines(t *testing.T) { testMutualExclusion64Goroutines(t, newEnv(t)) }
 
+// On one server the suite runs in every queue mode (the per-case tests run the default).
+func TestSemanticsOnSingle(t *testing.T) { runSemantics(t, newEnv(t)) }
+
 func testMutualExclusion64Goroutines(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})
 	const workers, rounds, keys = 64, 200, 4
@@ -366,11 +369,18 @@ func testWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T, e *testEnv) {
 			}
 		}()
 	}
+	// Without the local queue every waiter waits on the shared subscription; with it one waits
+	// there (the one attempt in flight) and the others in the local queue.
+	inRedis, local := waiters, 0
+	if !b.opt.NoLocalQueue {
+		inRedis, local = 1, waiters-1
+	}
 	waitFor(t, func() bool {
 		b.waiters.mu.Lock()
-		defer b.waiters.mu.Unlock()
 		q := b.waiters.queues["redisson_lock__channel:{herd}"]
-		return q != nil && q.refs == waiters
+		subscribed := q != nil && q.refs == inRedis
+		b.waiters.mu.Unlock()
+		return subscribed && b.localQueueLen("herd") == local
 	})
 	if n := e.numsub(t, "redisson_lock__channel:{herd}"); n != 1 {
 		t.Fatalf("%d subscriptions for %d local waiters, want 1", n, waiters)

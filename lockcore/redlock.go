@@ -63,7 +63,7 @@ type RedLock struct {
 func NewRedLock(clients []*Client, name string) *RedLock {
 	r := &RedLock{name: name, nodeTimeout: DefaultRedLockNodeTimeout, retryDelay: DefaultRedLockRetryDelay}
 	for _, c := range clients {
-		r.locks = append(r.locks, c.Mutex(name))
+		r.locks = append(r.locks, c.redisMutex(name))
 		if r.leaseTime == 0 || c.opt.LeaseTime < r.leaseTime {
 			r.leaseTime = c.opt.LeaseTime
 		}

@@ -37,6 +37,31 @@ redis.call('del', KEYS[1])
 redis.call(ARGV[4], KEYS[2], ARGV[1])
 return 1`)
 
+// passScript releases one hold as unlockScript does and, when that frees the lock and the
+// release message reached no subscriber, takes the lock at once for a local waiter: the release
+// and the next grant in one call, as if the waiter's lockScript had run right after. With a
+// subscriber somewhere (another process, a Redisson client) the lock is left free for it.
+// KEYS[1] lock, KEYS[2] unlock channel; ARGV[1] unlock message, ARGV[2] lease ms, ARGV[3] owner
+// field, ARGV[4] publish command, ARGV[5] the waiter's field, ARGV[6] the waiter's lease ms,
+// ARGV[7] how many of the channel's subscribers may be this client's own (0 or 1), not counted.
+// Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released and
+// heard, 2 when released and taken for the waiter.
+var passScript = newScript(`
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return 0
+end
+redis.call('del', KEYS[1])
+if redis.call(ARGV[4], KEYS[2], ARGV[1]) > tonumber(ARGV[7]) then
+  return 1
+end
+redis.call('hincrby', KEYS[1], ARGV[5], 1)
+redis.call('pexpire', KEYS[1], ARGV[6])
+return 2`)
+
 // renewScript extends the lease if the owner still holds the lock.
 // KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field. Returns 1 if renewed, 0 if not held.
 var renewScript = newScript(`

@@ -43,10 +43,15 @@ var familySemantics = []struct {
 	{"FencedExcludesMutex", testFencedExcludesMutexAndWakesOnItsRelease},
 }
 
+// runSemantics runs the suite once per queue mode.
 func runSemantics(t *testing.T, e *testEnv) {
-	for _, tc := range semantics {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
+	for _, mode := range queueModes {
+		e.mode = mode
+		for _, tc := range semantics {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) { tc.run(t, e) })
+		}
 	}
+	e.mode = queueMode{}
 }
 
 // On a Redis 7 cluster the suite runs with sharded pub/sub (the env checks every client chose

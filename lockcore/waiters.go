@@ -68,6 +68,19 @@ func (t *waitTable) join(channel string) *waitQueue {
 	return q
 }
 
+// own returns how many subscriptions to channel the server may still count for this Client, as
+// passScript takes it: "1" while a queue of the channel is live or being torn down (its
+// UNSUBSCRIBE not yet confirmed), else "0". It errs towards 1 only in the moment between the
+// server processing an UNSUBSCRIBE and the Client reading the reply.
+func (t *waitTable) own(channel string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.queues[channel] != nil || t.closing[channel] != nil {
+		return "1"
+	}
+	return "0"
+}
+
 // leave unregisters a waiter; the last one out tears the subscription down.
 func (t *waitTable) leave(q *waitQueue) {
 	t.mu.Lock()

@@ -1,0 +1,411 @@
+package lockcore
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// Local waiter queue and bounded hand-over (lock cohorting) for Mutex.
+//
+// Goroutines of one Client that want the same Mutex queue here in arrival order, and at most one
+// of them has an attempt in flight in Redis at a time: the first to arrive acquires through Redis
+// as usual (the "attempt"), the others wait in the queue. When the holder releases and a local
+// waiter is queued, the lock passes to that waiter:
+//
+//   - inside the process, with no Redis round trip (a hand-over), while the number of
+//     consecutive hand-overs is below Options.HandoffLimit, the lock has been in the process for
+//     less than Options.HandoffWindow, and its lease is safely ahead (see leaseSafe). The hash
+//     field in Redis stays the one the Client wrote when it took the lock through Redis; the
+//     local hold table maps the lock to the new local owner, which reenters and unlocks through
+//     that field (see lockcore/doc.go, Owner identity);
+//   - otherwise through Redis, by passScript: one script call releases the lock exactly as
+//     unlockScript does (DEL and PUBLISH) and, if nobody else is subscribed to the unlock channel,
+//     takes it at once for the waiter; if somebody is, the lock is left free and the waiter
+//     holds back for Options.HandoffYield before its own attempt, so that the other process or
+//     Redisson client that heard the release gets its turn.
+//
+// A goroutine that releases and asks again queues behind the local waiters instead of barging.
+
+// cohort is the local state of one Mutex name while goroutines of this Client use it. It lives
+// in the name's hold shard and is guarded by its mutex, so that a hand-over changes the hold
+// record and the cohort under one lock.
+type cohort struct {
+	// holder is the local owner that holds the lock through this cohort; zero when none does
+	// (nobody holds it, or the one in busy is still acquiring).
+	holder Owner
+	// busy is true while a local goroutine acquires the lock through Redis or holds it: every
+	// other local acquisition queues.
+	busy bool
+	// queue is the local waiters in arrival order.
+	queue []*localWaiter
+	// handoffs counts the in-process hand-overs since the lock was last taken through Redis, at
+	// since (Client.now).
+	handoffs int
+	since    int64
+}
+
+// turn is what a queued waiter is told.
+type turn uint8
+
+const (
+	// turnHanded: the lock is the waiter's; it was handed over in the process or passed to it
+	// by passScript, and the hold table records it.
+	turnHanded turn = iota + 1
+	// turnAttempt: the waiter is now the one local goroutine that acquires through Redis.
+	turnAttempt
+	// turnYield is turnAttempt after a release that others heard: hold back first.
+	turnYield
+)
+
+// localWaiter is one goroutine queued for a lock. wake has room for one turn, so a releaser
+// never blocks on it.
+type localWaiter struct {
+	owner Owner
+	la    leaseArgs
+	wake  chan turn
+}
+
+var localWaiterPool = sync.Pool{New: func() any { return &localWaiter{wake: make(chan turn, 1)} }}
+
+// entry is how an acquisition begins when the local queue is on.
+type entry uint8
+
+const (
+	// entryReentry: the owner holds the lock already; go to Redis with the hold's field.
+	entryReentry entry = iota + 1
+	// entryAttempt: the owner is the one local goroutine acquiring through Redis.
+	entryAttempt
+	// entryBusy: the caller asked not to wait, and another local owner holds the lock or is
+	// acquiring it.
+	entryBusy
+	// entryQueued: the owner waits for its turn in the returned waiter.
+	entryQueued
+)
+
+// enter starts owner's acquisition of name. With noWait it never queues.
+func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (entry, string, *localWaiter) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[name]; h != nil && h.owner == owner {
+		return entryReentry, h.field, nil
+	}
+	e := s.co[name]
+	if e == nil {
+		e = &cohort{}
+		s.co[name] = e
+	}
+	if !e.busy || e.holder == owner {
+		// The latter: owner's hold was lost (its lease ran out or its renewal found the lock
+		// gone) and it asks again; it starts over through Redis rather than queue behind itself.
+		e.busy, e.holder = true, Owner{}
+		return entryAttempt, owner.field, nil
+	}
+	if noWait {
+		return entryBusy, "", nil
+	}
+	w := localWaiterPool.Get().(*localWaiter)
+	w.owner, w.la = owner, la
+	e.queue = append(e.queue, w)
+	return entryQueued, "", w
+}
+
+// awaitTurn waits until w is given its turn, ctx ends, the Client closes or deadline (if not
+// zero) passes. On giving up it leaves the queue; if a turn was already on its way it takes it:
+// a handed lock is kept (the caller holds it, as when a Redis grant races with ctx) and an
+// attempt is passed on. It returns turnHanded or turnAttempt/turnYield, or 0 with the reason
+// (nil when deadline passed).
+func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, deadline time.Time) (turn, error) {
+	defer localWaiterPool.Put(w)
+	var timer *time.Timer
+	var fire <-chan time.Time
+	arm := func() {
+		d := c.checkAfter(name, deadline)
+		if timer == nil {
+			timer = time.NewTimer(d)
+			fire = timer.C
+		} else {
+			timer.Reset(d)
+		}
+	}
+	arm()
+	defer timer.Stop()
+	var reason error
+	for {
+		select {
+		case t := <-w.wake:
+			return t, nil
+		case <-ctx.Done():
+			reason = ctx.Err()
+		case <-c.ctx.Done():
+			reason = ErrClosed
+		case <-fire:
+			if deadline.IsZero() || time.Now().Before(deadline) {
+				c.reclaim(name)
+				arm()
+				continue
+			}
+		}
+		break
+	}
+	if c.leave(name, w) {
+		return 0, reason
+	}
+	// Popped by a releaser: its turn is on the way (at most a reply timeout away).
+	t := <-w.wake
+	if t == turnHanded {
+		return t, nil
+	}
+	c.passTurn(name)
+	return 0, reason
+}
+
+// checkAfter is how long a queued waiter of name sleeps before it checks whether the local
+// holder has let its lease run out without unlocking (see reclaim), bounded by deadline.
+func (c *Client) checkAfter(name string, deadline time.Time) time.Duration {
+	d := c.opt.RenewInterval
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	if h := s.m[name]; h == nil {
+		d = c.opt.RetryFloor
+	} else if !h.watchdog {
+		d = max(time.Duration(h.lease-(c.now()-h.lastSet)), 0) + time.Millisecond
+	}
+	s.mu.Unlock()
+	if !deadline.IsZero() {
+		d = min(d, time.Until(deadline))
+	}
+	return max(d, time.Millisecond)
+}
+
+// reclaim gives the turn to the head of name's queue when the local holder no longer holds the
+// lock without having unlocked: its explicit lease ran out (a lock left to expire, as Redisson
+// allows) or the watchdog found the lock gone. Without it, local waiters would wait for an
+// Unlock that may never come while the lock is free in Redis.
+func (c *Client) reclaim(name string) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.co[name]
+	if e == nil || e.holder.IsZero() {
+		return
+	}
+	h := s.m[name]
+	if h != nil && h.owner == e.holder && (h.watchdog || c.now()-h.lastSet <= h.lease) {
+		return
+	}
+	e.holder = Owner{}
+	c.nextLocked(s, name, e, turnAttempt)
+}
+
+// leave takes w out of name's queue; false if a releaser popped it first.
+func (c *Client) leave(name string, w *localWaiter) bool {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.co[name]
+	if e == nil {
+		return false
+	}
+	for i, q := range e.queue {
+		if q == w {
+			copy(e.queue[i:], e.queue[i+1:])
+			e.queue[len(e.queue)-1] = nil
+			e.queue = e.queue[:len(e.queue)-1]
+			return true
+		}
+	}
+	return false
+}
+
+// holding records that owner, the local goroutine that was acquiring name through Redis, now
+// holds it: hand-overs count from here.
+func (c *Client) holding(name string, owner Owner) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	if e := s.co[name]; e != nil {
+		e.holder, e.handoffs, e.since = owner, 0, c.now()
+	}
+	s.mu.Unlock()
+}
+
+// passTurn is called by the local goroutine that was acquiring name through Redis and gave up
+// (or failed): the next local waiter gets the attempt, or the cohort goes idle.
+func (c *Client) passTurn(name string) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	if e := s.co[name]; e != nil {
+		c.nextLocked(s, name, e, turnAttempt)
+	}
+	s.mu.Unlock()
+}
+
+// nextLocked gives the attempt to the head of e's queue with t, or, with nobody queued, marks
+// the cohort idle and forgets it. The shard's mutex is held.
+func (c *Client) nextLocked(s *holdShard, name string, e *cohort, t turn) {
+	if w := e.popLocked(); w != nil {
+		w.wake <- t
+		return
+	}
+	e.busy, e.holder = false, Owner{}
+	delete(s.co, name)
+}
+
+// popLocked takes the head of the queue, or nil.
+func (e *cohort) popLocked() *localWaiter {
+	if len(e.queue) == 0 {
+		return nil
+	}
+	w := e.queue[0]
+	copy(e.queue, e.queue[1:])
+	e.queue[len(e.queue)-1] = nil
+	e.queue = e.queue[:len(e.queue)-1]
+	return w
+}
+
+// handOver passes name from owner to the next local waiter inside the process, if owner's
+// release is its last hold and the bounds allow it. It reports whether it did; then Unlock is
+// done, with no Redis round trip.
+func (c *Client) handOver(name string, owner Owner) bool {
+	if c.opt.HandoffLimit < 0 {
+		return false
+	}
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.co[name]
+	if e == nil || e.holder != owner || len(e.queue) == 0 {
+		return false
+	}
+	h := s.m[name]
+	if h == nil || h.owner != owner || h.count != 1 {
+		return false
+	}
+	now := c.now()
+	w := e.queue[0]
+	if e.handoffs >= c.opt.HandoffLimit || now-e.since >= int64(c.opt.HandoffWindow) || !c.leaseSafe(h, w.la, now) {
+		return false
+	}
+	e.popLocked()
+	h.owner = w.owner
+	if !w.la.watchdog {
+		// Partial unlocks and reentry set the lease the new owner asked for.
+		h.leaseArg = w.la.arg
+	}
+	e.holder = w.owner
+	e.handoffs++
+	c.stats.handoffs.Add(1)
+	w.wake <- turnHanded
+	return true
+}
+
+// handoffLeaseMargin is the lease an explicit-lease hand-over keeps in hand beyond the new
+// owner's whole lease: the hold's lease clock starts when the grant's reply arrived, after Redis
+// set the lease, so the lock expires up to a round trip earlier than the table says.
+const handoffLeaseMargin = 5 * time.Millisecond
+
+// leaseSafe reports whether h may be handed to a waiter that asked for la: the lock must stay
+// held in Redis at least as long as the waiter would hold it had it taken the lock itself. A
+// watchdog hold qualifies while its renewals keep up (less than half its lease gone: a healthy
+// one is renewed at three quarters of an interval, a sixth of the lease by default); an
+// explicit-lease hold only if the lease left covers the waiter's whole lease; the two kinds
+// never pass to each other.
+func (c *Client) leaseSafe(h *hold, la leaseArgs, now int64) bool {
+	if h.watchdog != la.watchdog || h.lastSet == math.MinInt64 {
+		return false
+	}
+	elapsed := now - h.lastSet
+	if elapsed < 0 {
+		return false
+	}
+	if h.watchdog {
+		return elapsed < h.lease/2
+	}
+	return h.lease-elapsed >= int64(la.d+handoffLeaseMargin)
+}
+
+// reserveNext pops the waiter a release of name by owner will pass the lock to through Redis,
+// if owner holds it through this cohort and somebody is queued. A reserved waiter cannot leave;
+// settle gives it its turn.
+func (c *Client) reserveNext(name string, owner Owner) *localWaiter {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.co[name]
+	if e == nil || e.holder != owner {
+		return nil
+	}
+	return e.popLocked()
+}
+
+// release outcomes of a last-hold unlock, for settle.
+type releaseOutcome uint8
+
+const (
+	// releasedGone: the lock is no longer owner's in Redis (released, or not held at all).
+	releasedGone releaseOutcome = iota + 1
+	// releasedHeard: released, and other clients were subscribed to hear it.
+	releasedHeard
+	// releasedPassed: released and taken for the reserved waiter in the same script.
+	releasedPassed
+	// releasedPartial: Redis still counts holds of the field; the lock stays owner's.
+	releasedPartial
+)
+
+// settle updates the hold table and the cohort after owner's unlock of name, whose record was h
+// (nil if none), had outcome, with w reserved (or nil). It gives w its turn.
+func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outcome releaseOutcome) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := c.now()
+	switch outcome {
+	case releasedPartial:
+		if h != nil && s.m[name] == h && h.count > 1 {
+			h.count--
+			h.lastSet = now
+		}
+	default:
+		if h != nil && s.m[name] == h {
+			delete(s.m, name)
+		}
+	}
+	e := s.co[name]
+	if e == nil || e.holder != owner {
+		// Not this cohort's holder (its hold was reclaimed, or it took the lock on a path
+		// without the queue): nothing to pass on. A reserved waiter cannot exist then.
+		return
+	}
+	switch outcome {
+	case releasedPartial:
+		if w != nil {
+			// Redis counted more holds than the table (it cannot happen while the two agree).
+			// The reserved waiter may have given up already and waits for this turn, so it
+			// gets one: it attempts, and waits in Redis like any other contender.
+			w.wake <- turnAttempt
+		}
+		return
+	case releasedPassed:
+		s.m[name] = &hold{owner: w.owner, field: w.owner.field, count: 1, leaseArg: w.la.arg, lease: int64(w.la.d), watchdog: w.la.watchdog, lastSet: now}
+		e.holder, e.handoffs, e.since = w.owner, 0, now
+		c.stats.passes.Add(1)
+		w.wake <- turnHanded
+		return
+	}
+	e.holder = Owner{}
+	t := turnAttempt
+	if outcome == releasedHeard {
+		c.stats.yields.Add(1)
+		if c.opt.HandoffYield > 0 {
+			t = turnYield
+		}
+	}
+	if w != nil {
+		w.wake <- t
+		return
+	}
+	// Nobody was reserved: a waiter that queued during the release's round trip tries at once.
+	c.nextLocked(s, name, e, t)
+}
