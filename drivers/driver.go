@@ -114,6 +114,31 @@ type Locker interface {
 	Close() error
 }
 
+// Counters are a driver's own counts of its lock work, which explain a figure: attempts that
+// found the lock taken (a barging releaser makes woken waiters fail), and grants passed between
+// workers inside the process with no Redis round trip. They count from Open.
+type Counters struct {
+	// Attempts is lock attempts sent to Redis.
+	Attempts int64
+	// FailedAttempts is the attempts that found the lock taken.
+	FailedAttempts int64
+	// LocalHandoffs is grants passed from one worker to the next inside the process.
+	LocalHandoffs int64
+}
+
+// Sub returns c minus before.
+func (c Counters) Sub(before Counters) Counters {
+	return Counters{c.Attempts - before.Attempts, c.FailedAttempts - before.FailedAttempts, c.LocalHandoffs - before.LocalHandoffs}
+}
+
+// CountingLocker is a Locker that reports Counters; lockbench records their delta over the
+// measured phase. Implementations are safe for concurrent use.
+type CountingLocker interface {
+	Locker
+	// Counters returns the counts so far.
+	Counters() Counters
+}
+
 // Worker is one lock owner. It is not safe for concurrent use: one goroutine drives it.
 //
 // Lock kinds beyond KindMutex and KindReentrant add methods through the optional interfaces

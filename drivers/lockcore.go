@@ -16,14 +16,25 @@ import (
 // lock); they are MultiWorkers over a MultiLock of Mutexes, one call per lock, so the names may
 // lie in any slots of a cluster. On N independent masters it runs RedLock over one Client per
 // master (see lockcore_redlock.go). It is safe for concurrent use.
-type LockcoreDriver struct{}
+//
+// Its options (see Configurable and lockcore_options.go) tune the local waiter queue and the
+// hand-over bounds: "lockcore:handoff=0" is strict mode.
+type LockcoreDriver struct {
+	spec string // the name with options; empty for plain "lockcore"
+	tune lockcoreTuning
+}
 
-var _ Driver = LockcoreDriver{}
+var _ Configurable = LockcoreDriver{}
 
 func init() { Register(LockcoreDriver{}) }
 
 // Name implements Driver.
-func (LockcoreDriver) Name() string { return "lockcore" }
+func (d LockcoreDriver) Name() string {
+	if d.spec != "" {
+		return d.spec
+	}
+	return "lockcore"
+}
 
 // Kinds implements Driver. On masters only the mutex, reentrant and multi kinds are available;
 // Open refuses a Config.Needs with others there.
@@ -41,7 +52,7 @@ func (d LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
 	}
-	b, err := openLockcore(cfg, t, d.Name())
+	b, err := openLockcore(cfg, t, d.Name(), d.tune)
 	if err != nil {
 		return nil, err
 	}
@@ -62,19 +73,30 @@ type lockcoreBase struct {
 	c        *lockcore.Client
 	topology string
 	lease    time.Duration
+	tune     lockcoreTuning
 }
 
 // openLockcore connects a lockcore Client to the deployment of topology t in cfg.
-func openLockcore(cfg Config, t, driver string) (*lockcoreBase, error) {
+func openLockcore(cfg Config, t, driver string, tune lockcoreTuning) (*lockcoreBase, error) {
 	ro, err := rueidisOption(cfg, t)
 	if err != nil {
 		return nil, err
 	}
-	c, err := lockcore.New(lockcore.Options{Redis: ro})
+	opt := lockcore.Options{Redis: ro}
+	tune.apply(&opt)
+	c, err := lockcore.New(opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: connect to %s %v: %w", driver, t, cfg.Addrs, err)
 	}
-	return &lockcoreBase{c: c, topology: t, lease: cfg.Lease}, nil
+	return &lockcoreBase{c: c, topology: t, lease: cfg.Lease, tune: tune}, nil
+}
+
+// Counters implements CountingLocker from the Client's Stats: Mutex and FencedMutex attempts;
+// hand-overs are the in-process ones (a grant passed on inside the release script is a grant
+// through Redis).
+func (b *lockcoreBase) Counters() Counters {
+	s := b.c.Stats()
+	return Counters{Attempts: s.Attempts, FailedAttempts: s.FailedAttempts, LocalHandoffs: s.Handoffs}
 }
 
 // settings describes the client; lock says which lockcore lock Lock and Unlock use.
@@ -95,6 +117,7 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 		"reply_timeout":   rueidisReplyTimeout(),
 	}
 }
+
 
 func (b *lockcoreBase) Close() error {
 	b.c.Close()
@@ -123,6 +146,9 @@ func (l *lockcoreLocker) Settings() map[string]string {
 		lock = "RWMutex (Redisson RReadWriteLock): Lock writes, RLock reads"
 	}
 	s := l.settings(lock)
+	if l.needs&KindRW == 0 {
+		l.tune.describe(s)
+	}
 	if l.needs&KindMulti != 0 {
 		s["multi_lock"] = "MultiLock over Mutexes, step wait " + lockcore.DefaultMultiLockStepWait.String()
 	}

@@ -31,7 +31,7 @@ func (d LockcoreFairDriver) Open(_ context.Context, cfg Config) (Locker, error) 
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
 	}
-	b, err := openLockcore(cfg, t, d.Name())
+	b, err := openLockcore(cfg, t, d.Name(), lockcoreTuning{})
 	if err != nil {
 		return nil, err
 	}

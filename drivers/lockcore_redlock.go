@@ -39,7 +39,7 @@ func openLockcoreRedLock(_ context.Context, cfg Config) (Locker, error) {
 	for _, addr := range cfg.Addrs {
 		one := cfg
 		one.Addrs = []string{addr}
-		b, err := openLockcore(one, topoSingle, "lockcore")
+		b, err := openLockcore(one, topoSingle, "lockcore", lockcoreTuning{})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("lockcore: master %s: %w", addr, err)

@@ -163,6 +163,14 @@ type redissonLocker struct {
 	wd       *redissonWatchdog // nil with an explicit lease
 	owners   atomic.Uint64
 	closed   atomic.Bool
+	// attempts and failed count RLock attempts (not the fair or read-write locks'), for Counters.
+	attempts, failed atomic.Int64
+}
+
+// Counters implements CountingLocker: the RLock's attempts. Fair and read-write locks are not
+// counted, and report none.
+func (l *redissonLocker) Counters() Counters {
+	return Counters{Attempts: l.attempts.Load(), FailedAttempts: l.failed.Load()}
 }
 
 func (l *redissonLocker) NewWorker() Worker {
@@ -252,7 +260,11 @@ func (w *redissonWorker) Lock(ctx context.Context, name string) error {
 // it has none).
 func (w *redissonWorker) try(ctx context.Context, name, leaseArg string, watchdog bool) (time.Duration, bool, error) {
 	l := w.l
+	l.attempts.Add(1)
 	pttl, err := l.rdb.Eval(detach(ctx), redissonLockLua, []string{name}, leaseArg, w.field).Int64()
+	if err == nil {
+		l.failed.Add(1)
+	}
 	if errors.Is(err, redis.Nil) {
 		if watchdog && l.wd != nil {
 			l.wd.add(name, renewLock, w.field)

@@ -26,6 +26,10 @@ type Group struct {
 	CommandsPerAcquisition    float64
 	ClientCPUPerAcquisitionUS float64
 	ServerCPUPerAcquisitionUS float64
+	// FailedAttemptsPerAcquisition and LocalHandoffsPerAcquisition are medians over the runs
+	// with DriverCounts; Counted says how many had them (0: the driver keeps none).
+	FailedAttemptsPerAcquisition, LocalHandoffsPerAcquisition float64
+	Counted                                                   int
 	// MinThroughputPerS and MaxThroughputPerS are the range of acq/s.
 	MinThroughputPerS, MaxThroughputPerS float64
 
@@ -87,7 +91,7 @@ func GroupRuns(runs []Run) []Group {
 }
 
 func (g *Group) summarize() {
-	var tput, p50, p99, p999, cmds, ccpu, scpu []float64
+	var tput, p50, p99, p999, cmds, ccpu, scpu, failed, handoffs []float64
 	for _, r := range g.Runs {
 		g.Acquisitions += r.Acquisitions
 		g.Errors += r.Errors
@@ -106,7 +110,13 @@ func (g *Group) summarize() {
 		cmds = appendPositive(cmds, r.RedisCommandsPerAcquisition)
 		ccpu = appendPositive(ccpu, r.ClientCPUPerAcquisitionUS)
 		scpu = appendPositive(scpu, r.ServerCPUPerAcquisitionUS)
+		if d := r.DriverCounts; d != nil {
+			failed = append(failed, d.FailedAttemptsPerAcquisition)
+			handoffs = append(handoffs, d.LocalHandoffsPerAcquisition)
+		}
 	}
+	g.Counted = len(failed)
+	g.FailedAttemptsPerAcquisition, g.LocalHandoffsPerAcquisition = Median(failed), Median(handoffs)
 	g.ThroughputPerS = Median(tput)
 	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = Median(p50), Median(p99), Median(p999)
 	g.CommandsPerAcquisition = Median(cmds)

@@ -99,6 +99,10 @@ type Run struct {
 	ServerCPUUS               float64 `json:"server_cpu_us,omitempty"`
 	ServerCPUPerAcquisitionUS float64 `json:"server_cpu_per_acquisition_us,omitempty"`
 
+	// DriverCounts is the driver's own account of its work over the measured phase, for drivers
+	// that keep one (nil otherwise): why cmds/acq and the latencies are what they are.
+	DriverCounts *DriverCounts `json:"driver_counts,omitempty"`
+
 	Complete   bool       `json:"complete"`
 	Incomplete string     `json:"incomplete_reason,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
@@ -198,6 +202,26 @@ func (r *Run) SetServerStats(delta ServerStats) {
 	r.SetCommands(masters)
 }
 
+// DriverCounts are a driver's counts of its lock work over the measured phase (see
+// drivers.Counters), with their ratios to the run's acquisitions. It is a plain value.
+type DriverCounts struct {
+	// Attempts is lock attempts sent to Redis; FailedAttempts those that found the lock taken.
+	Attempts       int64 `json:"attempts"`
+	FailedAttempts int64 `json:"failed_attempts"`
+	// LocalHandoffs is grants passed between workers inside the process, with no Redis call.
+	LocalHandoffs int64 `json:"local_handoffs"`
+
+	FailedAttemptsPerAcquisition float64 `json:"failed_attempts_per_acquisition"`
+	LocalHandoffsPerAcquisition  float64 `json:"local_handoffs_per_acquisition"`
+}
+
+// SetDriverCounts records the driver's counts over the measured phase. It may be called before
+// or after Fill. It is not safe for concurrent use on the same Run.
+func (r *Run) SetDriverCounts(attempts, failed, handoffs int64) {
+	r.DriverCounts = &DriverCounts{Attempts: attempts, FailedAttempts: failed, LocalHandoffs: handoffs}
+	r.setRatios()
+}
+
 // SetClientCPU records lockbench's own CPU time over the measured phase. It
 // may be called before or after Fill. It is not safe for concurrent use on
 // the same Run.
@@ -210,6 +234,10 @@ func (r *Run) setRatios() {
 	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
 	r.ClientCPUPerAcquisitionUS = perAcquisitionF(r.ClientCPUUS, r.Acquisitions)
 	r.ServerCPUPerAcquisitionUS = perAcquisitionF(r.ServerCPUUS, r.Acquisitions)
+	if d := r.DriverCounts; d != nil {
+		d.FailedAttemptsPerAcquisition = perAcquisition(d.FailedAttempts, r.Acquisitions)
+		d.LocalHandoffsPerAcquisition = perAcquisition(d.LocalHandoffs, r.Acquisitions)
+	}
 }
 
 func micros64(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -54,13 +54,17 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 
 func writeRunTable(buf *bytes.Buffer, runs []Run) {
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\tacquisitions\tacq/s\tacq p50\tacq p99\tacq p999\tacq max\tcycle p99\tcmds/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
+	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\tacquisitions\tacq/s\tacq p50\tacq p99\tacq p999\tacq max\tcycle p99\tcmds/acq\tfailed/acq\thandoffs/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%d\t%d",
+		failed, handoffs := "-", "-"
+		if d := r.DriverCounts; d != nil {
+			failed, handoffs = perAcq(d.FailedAttemptsPerAcquisition), perAcq(d.LocalHandoffsPerAcquisition)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%d\t%d",
 			r.Workload, r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, r.Acquisitions, rate(r.ThroughputPerS),
 			latency(r.AcquireLatencyUS.P50), latency(r.AcquireLatencyUS.P99),
 			latency(r.AcquireLatencyUS.P999), latency(r.AcquireLatencyUS.Max),
-			latency(r.CycleLatencyUS.P99), r.RedisCommandsPerAcquisition,
+			latency(r.CycleLatencyUS.P99), r.RedisCommandsPerAcquisition, failed, handoffs,
 			cpuTime(r.ClientCPUPerAcquisitionUS), cpuTime(r.ServerCPUPerAcquisitionUS), r.Errors, r.Violations)
 		// The marker is a trailing cell, so complete rows carry no padding.
 		if !r.Complete {
@@ -76,7 +80,7 @@ func writeRunTable(buf *bytes.Buffer, runs []Run) {
 
 func writeMedianTable(buf *bytes.Buffer, groups []Group) {
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\trounds\tacq/s\tacq/s min–max\tacq p50\tacq p99\tacq p999\tcmds/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
+	fmt.Fprintln(tw, "workload\tdriver\ttopology\tconc\tkeys\trounds\tacq/s\tacq/s min–max\tacq p50\tacq p99\tacq p999\tcmds/acq\tfailed/acq\thandoffs/acq\tclient cpu/acq\tredis cpu/acq\terrors\tviolations")
 	for i := range groups {
 		g := &groups[i]
 		r := g.Runs[0]
@@ -84,11 +88,15 @@ func writeMedianTable(buf *bytes.Buffer, groups []Group) {
 		if g.Measured > 0 {
 			spread = rate(g.MinThroughputPerS) + "–" + rate(g.MaxThroughputPerS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%d\t%d",
+		failed, handoffs := "-", "-"
+		if g.Counted > 0 {
+			failed, handoffs = perAcq(g.FailedAttemptsPerAcquisition), perAcq(g.LocalHandoffsPerAcquisition)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%d\t%d",
 			r.Workload, r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, len(g.Runs),
 			rate(g.ThroughputPerS), spread,
 			latency(g.AcquireP50US), latency(g.AcquireP99US), latency(g.AcquireP999US),
-			g.CommandsPerAcquisition, cpuTime(g.ClientCPUPerAcquisitionUS), cpuTime(g.ServerCPUPerAcquisitionUS),
+			g.CommandsPerAcquisition, failed, handoffs, cpuTime(g.ClientCPUPerAcquisitionUS), cpuTime(g.ServerCPUPerAcquisitionUS),
 			g.Errors, g.Violations)
 		if g.Incomplete > 0 {
 			fmt.Fprintf(tw, "\tINCOMPLETE (%d of %d rounds", g.Incomplete, len(g.Runs))
@@ -103,7 +111,7 @@ func writeMedianTable(buf *bytes.Buffer, groups []Group) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush() // cannot fail: it writes to a bytes.Buffer
-	buf.WriteString("acq/s, latencies, cmds/acq and cpu/acq are medians over the rounds.\n")
+	buf.WriteString("acq/s, latencies, cmds/acq, failed/acq, handoffs/acq and cpu/acq are medians over the rounds.\n")
 }
 
 func writeRatios(buf *bytes.Buffer, ratios []Ratio, label func(*Group) string, repeated bool) {
@@ -219,3 +227,6 @@ func rate(perS float64) string {
 	}
 	return strconv.FormatFloat(perS, 'f', 0, 64)
 }
+
+// perAcq formats a driver count per acquisition.
+func perAcq(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }

@@ -44,6 +44,7 @@ func syntheticRuns(t *testing.T) []Run {
 	runs[0].Violations = 7
 	runs[0].SetClientCPU(216 * time.Millisecond)
 	runs[1].SetClientCPU(155 * time.Millisecond)
+	runs[1].SetDriverCounts(2000, 500, 17496) // 0.03 failed and 0.90 hand-overs per acquisition
 	runs[1].SetServerStats(ServerStats{{Addr: "127.0.0.1:7000", Role: RoleMaster, Commands: CommandStats{"evalsha": {Calls: 38880}}, CPU: 97 * time.Millisecond}})
 	runs[2].Complete, runs[2].Incomplete = false, "interrupted"
 	runs[4].Complete, runs[4].Incomplete = false, "connection refused"
@@ -70,6 +71,9 @@ func repeatedRuns(t *testing.T) []Run {
 		r.Round = round
 		r.SetClientCPU(time.Duration(n) * 8 * time.Microsecond)
 		r.SetServerStats(nodes(calls, time.Duration(n)*time.Microsecond))
+		if driver == "lockcore" {
+			r.SetDriverCounts(int64(n/4), int64(n/20*round), int64(n*3/4))
+		}
 		runs = append(runs, r)
 	}
 	// Rotated order per round, as lockbench run --repeat runs them.

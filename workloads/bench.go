@@ -108,6 +108,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	graceTimer := time.AfterFunc(cfg.Duration+DefaultReleaseTimeout, cancelRelease)
 	defer graceTimer.Stop()
 	ph := loop.NewPhase(true)
+	counting, _ := locker.(drivers.CountingLocker)
+	var countsBefore drivers.Counters
+	if counting != nil {
+		countsBefore = counting.Counters()
+	}
 	cpuBefore, cpuOK := processCPU()
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
@@ -115,6 +120,13 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	}
 	if err := run.Fill(results.Merge(ph.Recorders...), ph.Elapsed); err != nil {
 		return run, err
+	}
+	if counting != nil {
+		// A driver that counted nothing does not count this lock kind (fair, read-write):
+		// zeros would read as "no failed attempts".
+		if d := counting.Counters().Sub(countsBefore); d.Attempts > 0 || d.LocalHandoffs > 0 {
+			run.SetDriverCounts(d.Attempts, d.FailedAttempts, d.LocalHandoffs)
+		}
 	}
 	recordSafety(&run, inst)
 	run.Complete = !ph.Interrupted

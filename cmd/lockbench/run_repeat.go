@@ -72,7 +72,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	} else if n > 0 {
 		ui.line("deleted %d leftover keys containing %q", n, f.cfg.KeyPrefix)
 	}
-	drv, _ := drivers.Get(name)
+	drv, _ := drivers.Parse(name) // checked by parseRunFlags
 	where := fmt.Sprintf("[%d/%d]", seq, total)
 	if f.repeat > 1 {
 		where += fmt.Sprintf(" round %d/%d", round, f.repeat)

@@ -1,0 +1,86 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ErrBadOption is wrapped by Parse's errors about a driver option: an unknown key, a bad value,
+// options for a driver that takes none. It is the user's input to fix, not a failure.
+var ErrBadOption = errors.New("drivers: bad driver option")
+
+// Configurable is a Driver that takes options from the command line ("name:key=value:…"), so
+// that one run can compare settings of one library side by side.
+type Configurable interface {
+	Driver
+	// Options lists the keys the driver takes, each with its help text.
+	Options() []Option
+	// Configure returns the driver with opts applied (keys are among Options, each given once).
+	// The returned driver's Name is spec, so results tell the settings apart; its Settings
+	// record the values. Errors wrap ErrBadOption.
+	Configure(spec string, opts map[string]string) (Driver, error)
+}
+
+// Option is one key a Configurable driver takes.
+type Option struct {
+	Key  string
+	Help string
+}
+
+// Parse returns the driver spec names: a registered driver's name, optionally followed by
+// options, each ":key=value", e.g. "lockcore:handoff=0". Errors about options wrap
+// ErrBadOption; an unknown name is Get's error.
+func Parse(spec string) (Driver, error) {
+	name, rest, hasOpts := strings.Cut(spec, ":")
+	d, err := Get(name)
+	if err != nil || !hasOpts {
+		return d, err
+	}
+	c, ok := d.(Configurable)
+	if !ok {
+		return nil, fmt.Errorf("%w: driver %s takes no options (in %q)", ErrBadOption, name, spec)
+	}
+	known := c.Options()
+	opts := make(map[string]string)
+	for _, kv := range strings.Split(rest, ":") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("%w: %q in %q is not key=value; %s", ErrBadOption, kv, spec, optionList(name, known))
+		}
+		if !slices.ContainsFunc(known, func(o Option) bool { return o.Key == k }) {
+			return nil, fmt.Errorf("%w: driver %s has no option %q; %s", ErrBadOption, name, k, optionList(name, known))
+		}
+		if _, dup := opts[k]; dup {
+			return nil, fmt.Errorf("%w: option %q given twice in %q", ErrBadOption, k, spec)
+		}
+		opts[k] = v
+	}
+	return c.Configure(spec, opts)
+}
+
+// optionList says which options driver takes.
+func optionList(driver string, known []Option) string {
+	keys := make([]string, len(known))
+	for i, o := range known {
+		keys[i] = o.Key
+	}
+	return fmt.Sprintf("%s takes %s", driver, strings.Join(keys, ", "))
+}
+
+// OptionsHelp describes the options of every Configurable driver, for help text.
+func OptionsHelp() string {
+	var b strings.Builder
+	for _, n := range Names() {
+		d, _ := Get(n)
+		c, ok := d.(Configurable)
+		if !ok {
+			continue
+		}
+		for _, o := range c.Options() {
+			fmt.Fprintf(&b, "  %s:%s=…  %s\n", n, o.Key, o.Help)
+		}
+	}
+	return b.String()
+}
