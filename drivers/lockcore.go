@@ -118,7 +118,6 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 	}
 }
 
-
 func (b *lockcoreBase) Close() error {
 	b.c.Close()
 	return nil
