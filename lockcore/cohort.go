@@ -65,6 +65,10 @@ type localWaiter struct {
 	owner Owner
 	la    leaseArgs
 	wake  chan turn
+	// check is when to look whether the holder let the lock go without unlocking (see reclaim),
+	// set by enter; timer is the waiter's own, kept across uses of the pooled waiter.
+	check time.Duration
+	timer *time.Timer
 }
 
 var localWaiterPool = sync.Pool{New: func() any { return &localWaiter{wake: make(chan turn, 1)} }}
@@ -94,7 +98,7 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 	}
 	e := s.co[name]
 	if e == nil {
-		e = &cohort{}
+		e = cohortPool.Get().(*cohort)
 		s.co[name] = e
 	}
 	if !e.busy || e.holder == owner {
@@ -108,6 +112,7 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 	}
 	w := localWaiterPool.Get().(*localWaiter)
 	w.owner, w.la = owner, la
+	w.check = c.checkAfterLocked(s, name)
 	e.queue = append(e.queue, w)
 	return entryQueued, "", w
 }
@@ -119,19 +124,19 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 // (nil when deadline passed).
 func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, deadline time.Time) (turn, error) {
 	defer localWaiterPool.Put(w)
-	var timer *time.Timer
-	var fire <-chan time.Time
-	arm := func() {
-		d := c.checkAfter(name, deadline)
-		if timer == nil {
-			timer = time.NewTimer(d)
-			fire = timer.C
+	arm := func(d time.Duration) {
+		if !deadline.IsZero() {
+			d = min(d, time.Until(deadline))
+		}
+		d = max(d, time.Millisecond)
+		if w.timer == nil {
+			w.timer = time.NewTimer(d)
 		} else {
-			timer.Reset(d)
+			w.timer.Reset(d)
 		}
 	}
-	arm()
-	defer timer.Stop()
+	arm(w.check)
+	defer w.timer.Stop()
 	var reason error
 	for {
 		select {
@@ -141,10 +146,9 @@ func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, dea
 			reason = ctx.Err()
 		case <-c.ctx.Done():
 			reason = ErrClosed
-		case <-fire:
+		case <-w.timer.C:
 			if deadline.IsZero() || time.Now().Before(deadline) {
-				c.reclaim(name)
-				arm()
+				arm(c.reclaim(name))
 				continue
 			}
 		}
@@ -162,42 +166,40 @@ func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, dea
 	return 0, reason
 }
 
-// checkAfter is how long a queued waiter of name sleeps before it checks whether the local
-// holder has let its lease run out without unlocking (see reclaim), bounded by deadline.
-func (c *Client) checkAfter(name string, deadline time.Time) time.Duration {
-	d := c.opt.RenewInterval
-	s := c.holds.shard(name)
-	s.mu.Lock()
-	if h := s.m[name]; h == nil {
-		d = c.opt.RetryFloor
-	} else if !h.watchdog {
-		d = max(time.Duration(h.lease-(c.now()-h.lastSet)), 0) + time.Millisecond
+// checkAfterLocked is how long a queued waiter of name sleeps before it checks whether the
+// local holder has let its lease run out without unlocking (see reclaim). The shard's mutex is
+// held.
+func (c *Client) checkAfterLocked(s *holdShard, name string) time.Duration {
+	h := s.m[name]
+	switch {
+	case h == nil:
+		// Nobody holds it yet (the attempt is in flight) or the record is gone.
+		return c.opt.RetryFloor
+	case h.watchdog:
+		return c.opt.RenewInterval
 	}
-	s.mu.Unlock()
-	if !deadline.IsZero() {
-		d = min(d, time.Until(deadline))
-	}
-	return max(d, time.Millisecond)
+	return max(time.Duration(h.lease-(c.now()-h.lastSet)), 0) + time.Millisecond
 }
 
 // reclaim gives the turn to the head of name's queue when the local holder no longer holds the
 // lock without having unlocked: its explicit lease ran out (a lock left to expire, as Redisson
 // allows) or the watchdog found the lock gone. Without it, local waiters would wait for an
 // Unlock that may never come while the lock is free in Redis.
-func (c *Client) reclaim(name string) {
+//
+// It returns when to check again.
+func (c *Client) reclaim(name string) time.Duration {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.co[name]
-	if e == nil || e.holder.IsZero() {
-		return
+	if e != nil && !e.holder.IsZero() {
+		h := s.m[name]
+		if h == nil || h.owner != e.holder || (!h.watchdog && c.now()-h.lastSet > h.lease) {
+			e.holder = Owner{}
+			c.nextLocked(s, name, e, turnAttempt)
+		}
 	}
-	h := s.m[name]
-	if h != nil && h.owner == e.holder && (h.watchdog || c.now()-h.lastSet <= h.lease) {
-		return
-	}
-	e.holder = Owner{}
-	c.nextLocked(s, name, e, turnAttempt)
+	return c.checkAfterLocked(s, name)
 }
 
 // leave takes w out of name's queue; false if a releaser popped it first.
@@ -251,7 +253,15 @@ func (c *Client) nextLocked(s *holdShard, name string, e *cohort, t turn) {
 	}
 	e.busy, e.holder = false, Owner{}
 	delete(s.co, name)
+	// Nothing refers to an idle cohort once it leaves the map: every other reference is made
+	// under the shard's mutex, through the map.
+	e.handoffs, e.since = 0, 0
+	cohortPool.Put(e)
 }
+
+// cohortPool recycles cohorts: on many keys nearly every acquisition makes one and its release
+// drops it.
+var cohortPool = sync.Pool{New: func() any { return &cohort{} }}
 
 // popLocked takes the head of the queue, or nil.
 func (e *cohort) popLocked() *localWaiter {
@@ -265,27 +275,52 @@ func (e *cohort) popLocked() *localWaiter {
 	return w
 }
 
-// handOver passes name from owner to the next local waiter inside the process, if owner's
-// release is its last hold and the bounds allow it. It reports whether it did; then Unlock is
-// done, with no Redis round trip.
-func (c *Client) handOver(name string, owner Owner) bool {
-	if c.opt.HandoffLimit < 0 {
-		return false
-	}
+// release is how an Unlock goes on after startRelease.
+type release struct {
+	handed   bool         // handed over inside the process: Unlock is done
+	h        *hold        // the record to settle, nil if none
+	field    string       // the hash field to release
+	leaseArg string       // the lease to set again on a partial release ("" for the Client's)
+	next     *localWaiter // reserved for passScript, or nil
+}
+
+// startRelease begins owner's unlock of name under one lock of the shard: ok is false when
+// another local owner holds the lock. With the local queue (local), a last hold passes to the
+// next local waiter inside the process if the bounds allow (handOver), or that waiter is reserved
+// for passScript.
+func (c *Client) startRelease(name string, owner Owner, local bool) (r release, ok bool) {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	h := s.m[name]
+	if h == nil {
+		r.field = owner.field
+	} else if h.owner != owner {
+		return r, false
+	} else {
+		r.h, r.field, r.leaseArg = h, h.field, h.leaseArg
+	}
+	if !local || (h != nil && h.count > 1) {
+		return r, true
+	}
 	e := s.co[name]
 	if e == nil || e.holder != owner || len(e.queue) == 0 {
-		return false
+		return r, true
 	}
-	h := s.m[name]
-	if h == nil || h.owner != owner || h.count != 1 {
-		return false
+	if h != nil && c.handOver(e, h, c.now()) {
+		r.handed = true
+		return r, true
 	}
-	now := c.now()
+	r.next = e.popLocked()
+	return r, true
+}
+
+// handOver passes the lock of e, held as h by e.holder with its last hold, to the next local
+// waiter inside the process, if the bounds allow it. It reports whether it did. The shard's
+// mutex is held.
+func (c *Client) handOver(e *cohort, h *hold, now int64) bool {
 	w := e.queue[0]
-	if e.handoffs >= c.opt.HandoffLimit || now-e.since >= int64(c.opt.HandoffWindow) || !c.leaseSafe(h, w.la, now) {
+	if c.opt.HandoffLimit < 0 || e.handoffs >= c.opt.HandoffLimit || now-e.since >= int64(c.opt.HandoffWindow) || !c.leaseSafe(h, w.la, now) {
 		return false
 	}
 	e.popLocked()
@@ -324,20 +359,6 @@ func (c *Client) leaseSafe(h *hold, la leaseArgs, now int64) bool {
 		return elapsed < h.lease/2
 	}
 	return h.lease-elapsed >= int64(la.d+handoffLeaseMargin)
-}
-
-// reserveNext pops the waiter a release of name by owner will pass the lock to through Redis,
-// if owner holds it through this cohort and somebody is queued. A reserved waiter cannot leave;
-// settle gives it its turn.
-func (c *Client) reserveNext(name string, owner Owner) *localWaiter {
-	s := c.holds.shard(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.co[name]
-	if e == nil || e.holder != owner {
-		return nil
-	}
-	return e.popLocked()
 }
 
 // release outcomes of a last-hold unlock, for settle.

@@ -158,7 +158,7 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		return ErrNoOwner
 	}
 	c := m.c
-	h, field, leaseArg, _, ok := c.holds.lookup(m.name, owner)
+	h, field, leaseArg, ok := c.holds.lookup(m.name, owner)
 	if !ok {
 		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
 	}

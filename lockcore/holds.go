@@ -114,21 +114,20 @@ func (t *holdTable) releasedOne(key string, h *hold) {
 	s.mu.Unlock()
 }
 
-// lookup returns the field and lease to unlock name as owner, how many holds the record counts
-// (0 without one), and the record to settle after. ok is false when the lock is held locally by
-// another owner.
-func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, count int, ok bool) {
+// lookup returns the field and lease to unlock name as owner, and the record to settle after.
+// ok is false when the lock is held locally by another owner.
+func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg string, ok bool) {
 	s := t.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h = s.m[name]
 	if h == nil {
-		return nil, owner.field, "", 0, true
+		return nil, owner.field, "", true
 	}
 	if h.owner != owner {
-		return nil, "", "", 0, false
+		return nil, "", "", false
 	}
-	return h, h.field, h.leaseArg, h.count, true
+	return h, h.field, h.leaseArg, true
 }
 
 // released settles h after an unlock: gone is true when Redis no longer holds it for us. A

@@ -189,19 +189,16 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		return ErrNoOwner
 	}
 	c := m.c
-	if m.local && c.handOver(m.name, owner) {
-		return nil
-	}
-	h, field, leaseArg, count, ok := c.holds.lookup(m.name, owner)
+	r, ok := c.startRelease(m.name, owner, m.local)
 	if !ok {
 		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
 	}
+	if r.handed {
+		return nil
+	}
+	h, field, leaseArg, w := r.h, r.field, r.leaseArg, r.next
 	if leaseArg == "" {
 		leaseArg = c.leaseArg
-	}
-	var w *localWaiter
-	if m.local && count <= 1 {
-		w = c.reserveNext(m.name, owner)
 	}
 	var res rueidis.RedisResult
 	if w != nil {

@@ -160,7 +160,7 @@ func (rw *RWMutex) RUnlock(ctx context.Context, owner Owner) error {
 	}
 	c := rw.c
 	key := rw.holdKey(owner.field)
-	h, field, _, _, ok := c.holds.lookup(key, owner)
+	h, field, _, ok := c.holds.lookup(key, owner)
 	if !ok {
 		return fmt.Errorf("%w: read hold on %q is another owner's", ErrNotOwner, rw.name)
 	}
@@ -194,7 +194,7 @@ func (rw *RWMutex) Unlock(ctx context.Context, owner Owner) error {
 	c := rw.c
 	field := owner.field + ":write"
 	key := rw.holdKey(field)
-	h, _, leaseArg, _, ok := c.holds.lookup(key, owner)
+	h, _, leaseArg, ok := c.holds.lookup(key, owner)
 	if !ok {
 		return fmt.Errorf("%w: write hold on %q is another owner's", ErrNotOwner, rw.name)
 	}
