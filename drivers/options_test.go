@@ -1,0 +1,146 @@
+package drivers_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func TestParseDriverOptions(t *testing.T) {
+	for _, tc := range []struct {
+		spec     string
+		settings map[string]string // settings that must contain the given text
+	}{
+		{"lockcore", map[string]string{"local_queue": "on", "handoff": "up to 64 in a row"}},
+		{"lockcore:handoff=0", map[string]string{"handoff": "strict"}},
+		{"lockcore:handoff=8:handoff_window=1ms", map[string]string{"handoff": "up to 8 in a row inside the process, within 1ms"}},
+		{"lockcore:yield=0", map[string]string{"handoff_yield": "none"}},
+		{"lockcore:queue=off", map[string]string{"local_queue": "off"}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			d, err := drivers.Parse(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Name() != tc.spec {
+				t.Fatalf("name %q, want the spec %q", d.Name(), tc.spec)
+			}
+			l := openDriver(t, d, single(t))
+			s := l.Settings()
+			for k, want := range tc.settings {
+				if !strings.Contains(s[k], want) {
+					t.Errorf("settings[%s] = %q, want it to say %q", k, s[k], want)
+				}
+			}
+		})
+	}
+	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
+		"lockcore:handoff_window=0s", "lockcore:queue=2", "naive:handoff=0", "lockcore:handoff=1:handoff=1"} {
+		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
+			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
+		}
+	}
+	if _, err := drivers.Parse("nope:handoff=0"); err == nil || errors.Is(err, drivers.ErrBadOption) {
+		t.Errorf("Parse of an unknown driver = %v, want the unknown-driver error", err)
+	}
+}
+
+// A waiter speaking Redisson's protocol (the redisson driver's RLock: EVAL of Redisson's scripts,
+// one subscription, an attempt per release message) gets a lock that a hot lockcore client's
+// workers keep handing over among themselves, within the hand-over bounds: the window makes
+// lockcore release through Redis, and the release message it publishes makes lockcore's next
+// local waiter hold back.
+func TestRedissonWaiterGetsHotLockcoreLock(t *testing.T) {
+	cfg := single(t)
+	cfg.Concurrency = 8
+	hot := openWith(t, "lockcore", cfg)
+	cfg.Concurrency = 1
+	remote := openWith(t, "redisson", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var hotGrants, inside, violations atomic.Int64
+	enter := func() {
+		if inside.Add(1) != 1 {
+			violations.Add(1)
+		}
+		inside.Add(-1)
+	}
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := hot.NewWorker()
+			for range 5_000_000 { // bounded; stop ends it long before
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := w.Lock(ctx, "hot"); err != nil {
+					t.Error(err)
+					return
+				}
+				hotGrants.Add(1)
+				enter()
+				if err := w.Unlock(ctx, "hot"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); hotGrants.Load() < 10_000; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d hot grants in 10s", hotGrants.Load())
+		}
+	}
+	w := remote.NewWorker()
+	var waits []time.Duration
+	for range 20 {
+		start := time.Now()
+		if err := w.Lock(ctx, "hot"); err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, time.Since(start))
+		enter()
+		if err := w.Unlock(ctx, "hot"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // let the hot client take it back and settle into hand-overs
+	}
+	before := hotGrants.Load()
+	time.Sleep(50 * time.Millisecond)
+	if hotGrants.Load() == before {
+		t.Error("the hot client took no lock after the redisson waiter's turns")
+	}
+	close(stop)
+	wg.Wait()
+	var worst, total time.Duration
+	for _, d := range waits {
+		worst = max(worst, d)
+		total += d
+	}
+	counts := hot.(drivers.CountingLocker).Counters()
+	t.Logf("redisson waits over 20 acquisitions: mean %v, worst %v; lockcore: %d grants, %+v",
+		total/time.Duration(len(waits)), worst, hotGrants.Load(), counts)
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d violations", v)
+	}
+	if counts.LocalHandoffs == 0 {
+		t.Fatal("the hot client handed over nothing: the test did not contend with hand-overs")
+	}
+	// A liveness bound, not a performance figure: without a bound a hot client could keep the
+	// lock for the whole minute; the hand-over window is 5ms.
+	if worst > 2*time.Second {
+		t.Fatalf("the redisson waiter waited %v", worst)
+	}
+}
