@@ -28,9 +28,39 @@
 //     rueidis' auto-pipelining;
 //   - all goroutines of one Client waiting on one lock share one subscription, and a release wakes
 //     one of them instead of a herd;
+//   - on a hot Mutex, goroutines of one Client queue locally with one attempt in flight, and a
+//     release hands the lock to the next local waiter inside the process, with no round trip,
+//     within bounds that let other processes in (see Lock cohorting below);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.
+//
+// Lock cohorting. Goroutines of one Client that want the same Mutex queue locally in arrival
+// order; one of them attempts in Redis at a time, and a releaser that asks again queues behind
+// them instead of barging. A release with a local waiter hands the lock over inside the process
+// while fewer than Options.HandoffLimit hand-overs have happened in a row, within
+// Options.HandoffWindow of the grant through Redis, and while the lease is safely ahead (a
+// watchdog lease with renewals keeping up, or an explicit lease that covers the new owner's whole
+// lease). Otherwise the release goes through Redis (DEL and PUBLISH, as Redisson's unlock), and
+// in the same script call grants the next local waiter if nobody else is subscribed to the
+// unlock channel; if someone is (another process, a Redisson client), the lock is left free
+// and the local waiter holds back Options.HandoffYield, so that the remote waiter, woken by the
+// message, gets it. HandoffLimit < 0 is strict mode: every release goes through Redis.
+// Options.NoLocalQueue turns all of it off. Client.Stats counts hand-overs, passes and yields.
+//
+// Which lock kinds cohort, and why:
+//   - Mutex: yes, as above.
+//   - FairMutex: no; its grants follow the queue in Redis, which includes other processes, and a
+//     local hand-over would skip it.
+//   - FencedMutex: no; every grant must take a token from Redis, so a hand-over would save
+//     nothing and a grant without a token is not fenced.
+//   - RWMutex: no; readers share, and a write release wakes every reader, so there is no single
+//     next holder to hand to.
+//   - MultiLock: through its parts; a MultiLock over Mutexes takes each part by Mutex.TryLock, so
+//     each part queues and hands over like any Mutex, and the deadlock avoidance (one canonical
+//     order, a bounded wait per step) is unchanged.
+//   - RedLock: no; every grant needs a quorum of independent masters, which a local hand-over on
+//     one master would bypass.
 //
 // Owner identity. Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which
 // plays the role of Redisson's thread id. The Client remembers each lock it holds in a local table
