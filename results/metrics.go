@@ -1,6 +1,9 @@
 package results
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Metric is one figure of a run that gates, thresholds and comparisons look
 // at, with how to read it from a Run and which way is better. It is a plain
@@ -113,4 +116,21 @@ func (g *Group) Value(m Metric) (v float64, ok bool) {
 		return v, true
 	}
 	return Median(xs), true
+}
+
+// Format renders v, a value of m, for people, in the summary's style:
+// latencies "412µs", "1.27ms"; throughput "88492"; commands "9.02"; CPU per
+// acquisition "8.9µs"; counts as integers. It is safe for concurrent use.
+func (m Metric) Format(v float64) string {
+	switch {
+	case m.Latency:
+		return latency(v)
+	case m.Count:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case m.Unit == "acq/s":
+		return rate(v)
+	case m.Unit == "µs/acq":
+		return cpuTime(v)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
