@@ -480,3 +480,38 @@ func TestRunReadRatioAndFanoutFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestThresholdsInRun: thresholds are listed after the summary, and a failed one exits with its
+// own code while the run itself (no errors, no violations) succeeded.
+func TestThresholdsInRun(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "4", "--keys", "100",
+		"--duration", "500ms", "--warmup", "100ms", "--repeat", "2", "--out", dir,
+		"--threshold", "violations==0", "--threshold", "throughput>1",
+		"--threshold", "lockcore/naive throughput>=1000", "--threshold", "p99<60s")
+	cmd.Wait()
+	out := cmd.Stdout.(*bytes.Buffer).String()
+	if code := cmd.ProcessState.ExitCode(); code != exitThresholds {
+		t.Fatalf("exit %d, want %d (a threshold failed)\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, out, errb)
+	}
+	for _, want := range []string{
+		"thresholds: 3 of 4 passed",
+		"ok    violations==0: lockcore 0",
+		"ok    violations==0: naive 0",
+		"FAIL  lockcore/naive throughput>=1000: lockcore/naive ",
+		"(median of 2 per-round ratios)",
+		"ok    p99<60s: naive ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errb.String(), "1 of 4 thresholds failed") {
+		t.Errorf("stderr does not say a threshold failed:\n%s", errb)
+	}
+	if f := readResult(t, dir); len(f.Runs) != 4 {
+		t.Errorf("%d runs in the result, want 4", len(f.Runs))
+	}
+	assertServerGone(t, errb.String())
+}
