@@ -105,6 +105,10 @@ type Run struct {
 	Incomplete string     `json:"incomplete_reason,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	Histograms Histograms `json:"histograms"`
+	// Timeline is the measured phase second by second (acquisitions, errors, acquire p99 and
+	// each second's histogram); nil in files from before timelines, and for runs that never
+	// reached the measured phase.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Fill sets the measured fields of r from s and the elapsed time of the

@@ -108,14 +108,18 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	graceTimer := time.AfterFunc(cfg.Duration+DefaultReleaseTimeout, cancelRelease)
 	defer graceTimer.Stop()
 	ph := loop.NewPhase(true)
+	timeline := results.NewTimelineRecorder(ph.Recorders, results.DefaultTimelineInterval)
 	cpuBefore, cpuOK := processCPU()
+	timeline.Start()
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
+	tl, tlErr := timeline.Stop() // the workers have stopped: the points add up to the run
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)
 	}
-	if err := run.Fill(results.Merge(ph.Recorders...), ph.Elapsed); err != nil {
+	if err := errors.Join(run.Fill(results.Merge(ph.Recorders...), ph.Elapsed), tlErr); err != nil {
 		return run, err
 	}
+	run.Timeline = tl
 	recordSafety(&run, inst)
 	run.Complete = !ph.Interrupted
 	if ph.Interrupted {

@@ -111,6 +111,22 @@ func TestCompareCommandBadInput(t *testing.T) {
 			t.Errorf("compare %q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, stderr containing %q", c.args, code, out.String(), errb.String(), c.want)
 		}
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{notJSON}, "invalid JSON"},
+		{[]string{schema2}, "schema 2"},
+		{[]string{emptyPath}, "no runs"},
+		{nil, "want at least one result file"},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"export", "--out", t.TempDir()}, c.args...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("export %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
 	var out bytes.Buffer
 	if code := dispatch([]string{"compare", "--help"}, &out, new(bytes.Buffer)); code != exitOK || !strings.Contains(out.String(), "throughput=5%") {
 		t.Errorf("compare --help: exit %d, %q", code, out.String())

@@ -20,6 +20,7 @@ Usage:
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
   lockbench compare BASE NEW  regression gate: compare two sets of result files, exit 1 on a regression
+  lockbench export FILE...  write HDR percentile (.hgrm) and interval log (.hlog) files from result files
   lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
   lockbench help [command]  show help
@@ -43,6 +44,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"status":  statusCommand,
 		"image":   imageCommand,
 		"compare": compareCommand,
+		"export":  exportCommand,
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(args[1:], stdout, stderr)

@@ -79,8 +79,10 @@ in the result file; a skip does not fail the run.
 
 Output: a summary table on stdout (medians over the rounds when --repeat > 1; client and Redis
 CPU per acquisition next to commands per acquisition; per-node commands on multi-master
-topologies), progress on stderr, a JSON result file (every repetition its own run) and a
-benchstat-readable .bench.txt file in --out.
+topologies), progress on stderr, and in --out: a JSON result file (every repetition its own
+run, with a per-second timeline of acquisitions, errors and acquire p99), a benchstat-readable
+.bench.txt file, and per run an HdrHistogram .hgrm percentile file and .hlog interval log (see
+'lockbench export --help').
 
 Thresholds (--threshold, repeatable) are checked after the runs and listed after the summary:
   lockbench run --driver lockcore,naive --repeat 3 \
@@ -418,5 +420,12 @@ func writeResults(dir string, file *results.File, ui *progressUI) error {
 		return err
 	}
 	ui.line("benchstat lines: %s", bench.Name())
+	hdr, err := results.ExportHDR(path, "", file)
+	if err != nil {
+		return err
+	}
+	if len(hdr) > 0 {
+		ui.line("HDR percentiles and 1 s interval logs: %s", strings.TrimSuffix(path, filepath.Ext(path))+"-*.hgrm, -*.hlog")
+	}
 	return nil
 }
