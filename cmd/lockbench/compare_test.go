@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +131,52 @@ func TestCompareCommandBadInput(t *testing.T) {
 	var out bytes.Buffer
 	if code := dispatch([]string{"compare", "--help"}, &out, new(bytes.Buffer)); code != exitOK || !strings.Contains(out.String(), "throughput=5%") {
 		t.Errorf("compare --help: exit %d, %q", code, out.String())
+	}
+}
+
+// TestCompareEndToEnd: two real lockbench runs (BASE and NEW, the same configuration), then
+// lockbench compare on their result directories, and benchstat on their .bench.txt files.
+func TestCompareEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	for _, side := range []string{"base", "new"} {
+		errb := &syncBuffer{}
+		cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--repeat", "2", "--concurrency", "4", "--keys", "100",
+			"--duration", "500ms", "--warmup", "100ms", "--out", filepath.Join(dir, side))
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("lockbench run (%s): %v\n%s", side, err, errb)
+		}
+		assertServerGone(t, errb.String())
+	}
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"compare", filepath.Join(dir, "base"), filepath.Join(dir, "new")}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("compare of two runs of one configuration: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"lockbench compare: PASS", "lockcore contention/single/concurrency=4/keys=100", "naive contention/single",
+		"acq/s", "INCONCLUSIVE (too few runs: 2 can never reach"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Log("go not on PATH: benchstat not checked")
+		return
+	}
+	bin := filepath.Join(t.TempDir(), "benchstat")
+	if b, err := exec.Command(goCmd, "build", "-o", bin, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		t.Fatalf("go build benchstat: %v\n%s", err, b)
+	}
+	base, _ := filepath.Glob(filepath.Join(dir, "base", "*.bench.txt"))
+	new, _ := filepath.Glob(filepath.Join(dir, "new", "*.bench.txt"))
+	bs, err := exec.Command(bin, base[0], new[0]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, bs)
+	}
+	for _, want := range []string{"acq/s", "p99-us", "cmds/acq", "driver=lockcore", "driver=naive", "vs base"} {
+		if !strings.Contains(string(bs), want) {
+			t.Errorf("benchstat output lacks %q:\n%s", want, bs)
+		}
 	}
 }
