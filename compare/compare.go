@@ -325,7 +325,7 @@ func (row *Row) decide(alpha float64) {
 	switch {
 	case t.marginP <= alpha && worse(t.newC, t.baseC*t.factor):
 		row.Verdict = VerdictRegression
-		row.Note = fmt.Sprintf("worse by more than %s, p %.2g ≤ %.2g", formatPct(row.Threshold), t.marginP, alpha)
+		row.Note = fmt.Sprintf("p(>%s worse) = %.2g ≤ %.2g", formatPct(row.Threshold), t.marginP, alpha)
 	case row.P <= alpha && worse(t.baseC, t.newC):
 		row.Verdict = VerdictImproved
 	case t.minP > alpha:
@@ -333,7 +333,7 @@ func (row *Row) decide(alpha float64) {
 		row.Note = fmt.Sprintf("too few runs: %s can never reach p ≤ %.2g", row.nCell(), alpha)
 	case worse(t.newC, t.baseC*t.factor):
 		row.Verdict = VerdictInconclusive
-		row.Note = fmt.Sprintf("median worse by more than %s, not significant: p %.2g > %.2g", formatPct(row.Threshold), t.marginP, alpha)
+		row.Note = fmt.Sprintf("median >%s worse, but p(>%s worse) = %.2g > %.2g", formatPct(row.Threshold), formatPct(row.Threshold), t.marginP, alpha)
 	default:
 		row.Verdict = VerdictPass
 	}

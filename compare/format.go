@@ -156,9 +156,10 @@ func (r *Report) writeUnmatched(buf *bytes.Buffer, bullet string) {
 }
 
 func (r *Report) footnote() string {
-	return fmt.Sprintf("p: Mann–Whitney U test, two-sided, as benchstat reports it. A row regresses when NEW is worse than BASE "+
-		"moved by its threshold at p ≤ %.2g (alpha %v shared over %d tested rows, so noise alone fails the gate at most %v of the time). "+
-		"Medians ± the 95%% confidence interval; errors and violations are totals over the runs, and any violation in NEW fails.",
+	return fmt.Sprintf("Medians ± the 95%% confidence interval; errors and violations are totals over the runs. "+
+		"p: Mann–Whitney U test of BASE against NEW, two-sided, as benchstat reports it. "+
+		"p(>t worse): the same test of NEW against BASE made worse by the threshold t; a row regresses when it is ≤ %.2g "+
+		"(alpha %v shared over %d tested rows, so noise alone fails the gate at most %v of the time). Any violation in NEW fails.",
 		r.RowAlpha, r.Alpha, r.Tested, r.Alpha)
 }
 
