@@ -13,8 +13,8 @@ import (
 type Label struct {
 	// Name is the JSON name of the Run field ("topology" for the topology as
 	// the user named it, see Run.Case).
-	Name  string
-	Value string
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Case is what a run ran, apart from which driver ran it and which
