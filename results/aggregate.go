@@ -4,12 +4,15 @@ import (
 	"slices"
 )
 
-// Group is the repetitions of one driver on one case: the same workload,
-// topology, concurrency, keys, key distribution and hold time. Its figures
-// are medians over the runs that measured something, because a median of a
-// few interleaved repetitions shrugs off the one run a noisy neighbour
-// slowed down, where a mean would not. It is a plain value; it is not safe
-// for concurrent modification.
+// Group is the repetitions of one driver on one case (see Run.Case): the
+// same workload, topology, concurrency, keys, key distribution, hold time and
+// whatever else Case covers. Its figures are medians over the runs that
+// measured something, because a median of a few interleaved repetitions
+// shrugs off the one run a noisy neighbour slowed down, where a mean would
+// not; counts (acquisitions, errors, violations, commands) are sums, and
+// the most concurrent readers is the maximum. Every measured field of Run is
+// aggregated here, so a report of repeated runs loses nothing a single run
+// shows. It is a plain value; it is not safe for concurrent modification.
 type Group struct {
 	// Runs are the repetitions, in the order they were given.
 	Runs []Run
@@ -30,11 +33,26 @@ type Group struct {
 	// with DriverCounts; Counted says how many had them (0: the driver keeps none).
 	FailedAttemptsPerAcquisition, LocalHandoffsPerAcquisition float64
 	Counted                                                   int
+	// AcquireLatencyUS, ReleaseLatencyUS and CycleLatencyUS are the medians of
+	// each percentile (and of the mean and max) over the measured runs; the
+	// Acquire…US fields above repeat three of them.
+	AcquireLatencyUS, ReleaseLatencyUS, CycleLatencyUS Percentiles
 	// MinThroughputPerS and MaxThroughputPerS are the range of acq/s.
 	MinThroughputPerS, MaxThroughputPerS float64
 
 	// Sums over all runs.
 	Acquisitions, Errors, Violations int64
+	// FencingViolations is the part of Violations that were fencing tokens out of grant order.
+	FencingViolations int64
+	// ErrorsByKind adds up the runs' errors by kind; nil when there were none.
+	ErrorsByKind map[string]int64
+	// RedisCommands and RedisCommandsByName add up the measured phases' commands.
+	RedisCommands       int64
+	RedisCommandsByName map[string]int64
+	// DurationS, ClientCPUUS and ServerCPUUS add up the measured phases.
+	DurationS, ClientCPUUS, ServerCPUUS float64
+	// MaxConcurrentReaders is the most read holds any run saw on one key at once.
+	MaxConcurrentReaders int64
 	// Incomplete counts the runs that did not finish.
 	Incomplete int
 }
@@ -42,23 +60,11 @@ type Group struct {
 // Driver returns the driver of the group's runs.
 func (g *Group) Driver() string { return g.Runs[0].Driver }
 
-// groupKey is what makes two runs repetitions of each other.
-type groupKey struct {
-	caseKey
-	driver string
-}
+// Case returns the case of the group's runs.
+func (g *Group) Case() Case { return g.Runs[0].Case() }
 
-// caseKey is what makes two drivers' runs comparable.
-type caseKey struct {
-	workload, topology string
-	conc, keys         int
-	keyDist            string
-	holdUS             float64
-}
-
-func keyOf(r *Run) groupKey {
-	return groupKey{caseKey{r.Workload, topologyLabel(r), r.Concurrency, r.Keys, r.KeyDist, r.HoldUS}, r.Driver}
-}
+// groupKey is what makes two runs repetitions of each other: the case and the driver.
+func groupKey(r *Run) string { return r.Case().String() + "\x00" + r.Driver }
 
 // topologyLabel is the topology as the user named it when known ("masters:5"), else its kind.
 func topologyLabel(r *Run) string {
@@ -73,9 +79,9 @@ func topologyLabel(r *Run) string {
 // safe for concurrent use.
 func GroupRuns(runs []Run) []Group {
 	var groups []Group
-	index := make(map[groupKey]int)
+	index := make(map[string]int)
 	for _, r := range runs {
-		k := keyOf(&r)
+		k := groupKey(&r)
 		i, ok := index[k]
 		if !ok {
 			i = len(groups)
@@ -91,11 +97,20 @@ func GroupRuns(runs []Run) []Group {
 }
 
 func (g *Group) summarize() {
-	var tput, p50, p99, p999, cmds, ccpu, scpu, failed, handoffs []float64
+	var tput, cmds, ccpu, scpu, failed, handoffs []float64
+	var acq, rel, cyc percentileSamples
 	for _, r := range g.Runs {
 		g.Acquisitions += r.Acquisitions
 		g.Errors += r.Errors
 		g.Violations += r.Violations
+		g.FencingViolations += r.FencingViolations
+		g.MaxConcurrentReaders = max(g.MaxConcurrentReaders, r.MaxConcurrentReaders)
+		g.ErrorsByKind = addCounts(g.ErrorsByKind, r.ErrorsByKind)
+		g.RedisCommands += r.RedisCommands
+		g.RedisCommandsByName = addCounts(g.RedisCommandsByName, r.RedisCommandsByName)
+		g.DurationS += r.DurationS
+		g.ClientCPUUS += r.ClientCPUUS
+		g.ServerCPUUS += r.ServerCPUUS
 		if !r.Complete {
 			g.Incomplete++
 		}
@@ -104,9 +119,9 @@ func (g *Group) summarize() {
 		}
 		g.Measured++
 		tput = append(tput, r.ThroughputPerS)
-		p50 = append(p50, r.AcquireLatencyUS.P50)
-		p99 = append(p99, r.AcquireLatencyUS.P99)
-		p999 = append(p999, r.AcquireLatencyUS.P999)
+		acq.add(r.AcquireLatencyUS)
+		rel.add(r.ReleaseLatencyUS)
+		cyc.add(r.CycleLatencyUS)
 		cmds = appendPositive(cmds, r.RedisCommandsPerAcquisition)
 		ccpu = appendPositive(ccpu, r.ClientCPUPerAcquisitionUS)
 		scpu = appendPositive(scpu, r.ServerCPUPerAcquisitionUS)
@@ -118,12 +133,36 @@ func (g *Group) summarize() {
 	g.Counted = len(failed)
 	g.FailedAttemptsPerAcquisition, g.LocalHandoffsPerAcquisition = Median(failed), Median(handoffs)
 	g.ThroughputPerS = Median(tput)
-	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = Median(p50), Median(p99), Median(p999)
+	g.AcquireLatencyUS, g.ReleaseLatencyUS, g.CycleLatencyUS = acq.median(), rel.median(), cyc.median()
+	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = g.AcquireLatencyUS.P50, g.AcquireLatencyUS.P99, g.AcquireLatencyUS.P999
 	g.CommandsPerAcquisition = Median(cmds)
 	g.ClientCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS = Median(ccpu), Median(scpu)
 	if len(tput) > 0 {
 		g.MinThroughputPerS, g.MaxThroughputPerS = slices.Min(tput), slices.Max(tput)
 	}
+}
+
+// percentileSamples collects each field of several Percentiles.
+type percentileSamples struct{ p50, p90, p99, p999, max, mean []float64 }
+
+func (s *percentileSamples) add(p Percentiles) {
+	s.p50, s.p90, s.p99 = append(s.p50, p.P50), append(s.p90, p.P90), append(s.p99, p.P99)
+	s.p999, s.max, s.mean = append(s.p999, p.P999), append(s.max, p.Max), append(s.mean, p.Mean)
+}
+
+func (s *percentileSamples) median() Percentiles {
+	return Percentiles{P50: Median(s.p50), P90: Median(s.p90), P99: Median(s.p99), P999: Median(s.p999), Max: Median(s.max), Mean: Median(s.mean)}
+}
+
+// addCounts adds b into a, allocating a only when b has something.
+func addCounts(a, b map[string]int64) map[string]int64 {
+	for k, n := range b {
+		if a == nil {
+			a = make(map[string]int64, len(b))
+		}
+		a[k] += n
+	}
+	return a
 }
 
 func appendPositive(xs []float64, x float64) []float64 {
@@ -175,13 +214,13 @@ func Ratios(groups []Group, baseline string) []Ratio {
 	if baseline == "" && len(groups) > 0 {
 		baseline = groups[0].Driver()
 	}
-	base := make(map[caseKey]*Group)
+	base := make(map[string]*Group)
 	for i := range groups {
 		g := &groups[i]
 		if g.ThroughputPerS <= 0 {
 			continue
 		}
-		k := keyOf(&g.Runs[0]).caseKey
+		k := g.Case().String()
 		if b, ok := base[k]; !ok || (g.Driver() == baseline && b.Driver() != baseline) {
 			base[k] = g
 		}
@@ -189,7 +228,7 @@ func Ratios(groups []Group, baseline string) []Ratio {
 	var out []Ratio
 	for i := range groups {
 		g := &groups[i]
-		b := base[keyOf(&g.Runs[0]).caseKey]
+		b := base[g.Case().String()]
 		if b == nil || b == g || g.ThroughputPerS <= 0 {
 			continue
 		}

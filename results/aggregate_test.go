@@ -152,3 +152,88 @@ func TestRatios(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAggregatesEveryField checks the fields beyond the headline medians: the fencing and
+// reader figures, errors and commands by kind, and the medians of every percentile.
+func TestGroupAggregatesEveryField(t *testing.T) {
+	a := rep("fenced", 1, 100, 10, 3, 2)
+	a.FencingViolations, a.Violations, a.MaxConcurrentReaders = 2, 3, 4
+	a.ErrorsByKind, a.Errors = map[string]int64{"acquire": 1}, 1
+	a.RedisCommands, a.RedisCommandsByName = 30, map[string]int64{"evalsha": 20, "publish": 10}
+	a.ReleaseLatencyUS = Percentiles{P99: 7, Max: 70}
+	a.DurationS, a.ClientCPUUS, a.ServerCPUUS = 1, 200, 100
+	b := rep("fenced", 2, 300, 30, 3, 2)
+	b.FencingViolations, b.Violations, b.MaxConcurrentReaders = 1, 1, 9
+	b.ErrorsByKind, b.Errors = map[string]int64{"acquire": 2, "release": 5}, 7
+	b.RedisCommands, b.RedisCommandsByName = 90, map[string]int64{"evalsha": 90}
+	b.ReleaseLatencyUS = Percentiles{P99: 9, Max: 90}
+	b.DurationS, b.ClientCPUUS, b.ServerCPUUS = 1, 600, 300
+	g := GroupRuns([]Run{a, b})
+	if len(g) != 1 {
+		t.Fatalf("%d groups, want 1", len(g))
+	}
+	x := g[0]
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"fencing violations summed", float64(x.FencingViolations), 3},
+		{"violations summed", float64(x.Violations), 4},
+		{"max concurrent readers is the max", float64(x.MaxConcurrentReaders), 9},
+		{"errors by kind acquire", float64(x.ErrorsByKind["acquire"]), 3},
+		{"errors by kind release", float64(x.ErrorsByKind["release"]), 5},
+		{"commands summed", float64(x.RedisCommands), 120},
+		{"evalsha summed", float64(x.RedisCommandsByName["evalsha"]), 110},
+		{"publish summed", float64(x.RedisCommandsByName["publish"]), 10},
+		{"release p99 median", x.ReleaseLatencyUS.P99, 8},
+		{"release max median", x.ReleaseLatencyUS.Max, 80},
+		{"acquire p99 median", x.AcquireLatencyUS.P99, 20},
+		{"duration summed", x.DurationS, 2},
+		{"client cpu summed", x.ClientCPUUS, 800},
+		{"server cpu summed", x.ServerCPUUS, 400},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// The metric table agrees with the group's own aggregation.
+	for _, name := range []string{"throughput", "p99", "fencing-violations", "errors"} {
+		m, _ := LookupMetric(name)
+		v, ok := x.Value(m)
+		var want float64
+		switch name {
+		case "throughput":
+			want = x.ThroughputPerS
+		case "p99":
+			want = x.AcquireP99US
+		case "fencing-violations":
+			want = float64(x.FencingViolations)
+		case "errors":
+			want = float64(x.Errors)
+		}
+		if !ok || v != want {
+			t.Errorf("Value(%s) = %v, %v; want %v", name, v, ok, want)
+		}
+	}
+}
+
+func TestCase(t *testing.T) {
+	r := rep("a", 1, 100, 10, 3, 0)
+	r.KeyDist, r.HoldUS = "zipf", 1000
+	got := r.Case().String()
+	want := "workload=contention topology=single concurrency=8 keys=100 key_dist=zipf hold_us=1000"
+	if got != want {
+		t.Errorf("Case() = %q, want %q", got, want)
+	}
+	r.TopologySpec = "masters:5"
+	if v := r.Case().Get("topology"); v != "masters:5" {
+		t.Errorf("topology label %q, want the spec masters:5", v)
+	}
+	// Seed, round, driver and measurements do not make another case.
+	s := r
+	s.Seed, s.Round, s.Driver, s.ThroughputPerS = 99, 7, "b", 1
+	if r.Case().String() != s.Case().String() {
+		t.Errorf("case changed with seed/round/driver/measurement: %q vs %q", r.Case(), s.Case())
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 )
 
@@ -185,13 +184,7 @@ func fileBase(f *File) string {
 	}
 	workload := "run"
 	if len(f.Runs) > 0 && f.Runs[0].Workload != "" {
-		workload = strings.Map(func(r rune) rune {
-			switch {
-			case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '_', r == '.':
-				return r
-			}
-			return '_'
-		}, f.Runs[0].Workload)
+		workload = fileSafe(f.Runs[0].Workload)
 	}
 	return "lockbench-" + created.UTC().Format("20060102T150405Z") + "-" + workload
 }
@@ -241,6 +234,13 @@ func Decode(r io.Reader) (*File, error) {
 	for i := range f.Runs {
 		if _, _, _, err := f.Runs[i].Histograms.Decode(); err != nil {
 			return nil, badResult("runs[%d].histograms.%v", i, err)
+		}
+		if tl := f.Runs[i].Timeline; tl != nil {
+			for j := range tl.Points {
+				if _, err := decode(tl.Points[j].Histogram); err != nil {
+					return nil, badResult("runs[%d].timeline.points[%d].histogram: %v", i, j, err)
+				}
+			}
 		}
 	}
 	return &f, nil

@@ -48,10 +48,14 @@ func TestRecordNeverDrops(t *testing.T) {
 
 func TestRecordDoesNotAllocate(t *testing.T) {
 	r := NewRecorder()
-	if n := testing.AllocsPerRun(1000, func() {
-		r.Record(412*time.Microsecond, 80*time.Microsecond, time.Millisecond)
-	}); n != 0 {
-		t.Errorf("Record allocates %v times per call, want 0", n)
+	sampled := NewRecorder()
+	NewTimelineRecorder([]*Recorder{sampled}, time.Second) // not started: only the interval state
+	for name, r := range map[string]*Recorder{"plain": r, "sampled by a timeline": sampled} {
+		if n := testing.AllocsPerRun(1000, func() {
+			r.Record(412*time.Microsecond, 80*time.Microsecond, time.Millisecond)
+		}); n != 0 {
+			t.Errorf("%s: Record allocates %v times per call, want 0", name, n)
+		}
 	}
 }
 
@@ -62,6 +66,21 @@ func BenchmarkRecord(b *testing.B) {
 	for b.Loop() {
 		r.Record(d, d/4, d*2)
 	}
+}
+
+// BenchmarkRecordTimeline is Record on a recorder a timeline samples (every 10ms here, 100
+// times more often than a run's): the cost of the per-second figures on the hot path.
+func BenchmarkRecordTimeline(b *testing.B) {
+	r := NewRecorder()
+	tr := NewTimelineRecorder([]*Recorder{r}, 10*time.Millisecond)
+	tr.Start()
+	b.ReportAllocs()
+	d := 412 * time.Microsecond
+	for b.Loop() {
+		r.Record(d, d/4, d*2)
+	}
+	b.StopTimer()
+	tr.Stop()
 }
 
 func BenchmarkNewRecorder(b *testing.B) {

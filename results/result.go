@@ -42,16 +42,18 @@ type Run struct {
 	// times, interleaved (--repeat); 0 when the run was not repeated or predates repetitions.
 	Round          int               `json:"round,omitempty"`
 	DriverSettings map[string]string `json:"driver_settings,omitempty"`
-	Workload       string            `json:"workload"`
-	Topology       string            `json:"topology"`
+	// The fields tagged `lockbench:"case"` say what was run (see Run.Case); a new
+	// configuration field that makes runs incomparable needs the tag too.
+	Workload string `json:"workload" lockbench:"case"`
+	Topology string `json:"topology"`
 	// TopologySpec is the topology as the user named it, e.g. "masters:5", where Topology is
 	// its kind ("masters"); empty in files from before topologies had parameters.
 	TopologySpec string   `json:"topology_spec,omitempty"`
 	Addrs        []string `json:"addrs,omitempty"`
-	Concurrency  int      `json:"concurrency"`
-	Keys         int      `json:"keys"`
-	KeyDist      string   `json:"key_dist"`
-	HoldUS       float64  `json:"hold_us"`
+	Concurrency  int      `json:"concurrency" lockbench:"case"`
+	Keys         int      `json:"keys" lockbench:"case"`
+	KeyDist      string   `json:"key_dist" lockbench:"case"`
+	HoldUS       float64  `json:"hold_us" lockbench:"case"`
 	Seed         int64    `json:"seed"`
 	WarmupS      float64  `json:"warmup_s"`
 
@@ -107,6 +109,10 @@ type Run struct {
 	Incomplete string     `json:"incomplete_reason,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	Histograms Histograms `json:"histograms"`
+	// Timeline is the measured phase second by second (acquisitions, errors, acquire p99 and
+	// each second's histogram); nil in files from before timelines, and for runs that never
+	// reached the measured phase.
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Fill sets the measured fields of r from s and the elapsed time of the

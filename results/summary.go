@@ -26,10 +26,10 @@ func WriteSummary(w io.Writer, runs []Run) error {
 func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	groups := GroupRuns(runs)
 	repeated := false
-	cases := make(map[caseKey]bool)
+	cases := make(map[string]bool)
 	for i := range groups {
 		repeated = repeated || len(groups[i].Runs) > 1
-		cases[keyOf(&groups[i].Runs[0]).caseKey] = true
+		cases[groups[i].Case().String()] = true
 	}
 	// The driver names a group unless the runs cover several cases.
 	label := func(g *Group) string {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh is the one command that checks lockbench: it installs what the tests need, then runs
-# gofmt, go vet and the whole test suite with the race detector. Run it from anywhere.
+# gofmt, go vet and the whole test suite with the race detector, then the performance gate
+# (scripts/gate.sh). Run it from anywhere.
 # The Docker tests (compose/docker, the docker provider and compose files, lockcore on
 # containers) run when a Docker engine answers; scripts/docker-check.sh checks that first
 # and builds the local Redis image. Under CI a missing engine fails the run.
@@ -30,6 +31,10 @@ go vet ./...
 
 echo "==> go test -race -count=1 -timeout 20m ./..." >&2
 go test -race -count=1 -timeout 20m ./...
+
+# The performance gate on lockcore (about 30 s): ratio thresholds against naive and redisson
+# measured in the same run. A failed threshold exits 3.
+bash scripts/gate.sh
 
 # Every test removes the containers and networks it started (each test binary also checks
 # its own); under CI, on a machine of its own, check the whole engine too: nothing of a test

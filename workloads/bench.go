@@ -113,12 +113,15 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if counting != nil {
 		countsBefore = counting.Counters()
 	}
+	timeline := results.NewTimelineRecorder(ph.Recorders, results.DefaultTimelineInterval)
 	cpuBefore, cpuOK := processCPU()
+	timeline.Start()
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
+	tl, tlErr := timeline.Stop() // the workers have stopped: the points add up to the run
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)
 	}
-	if err := run.Fill(results.Merge(ph.Recorders...), ph.Elapsed); err != nil {
+	if err := errors.Join(run.Fill(results.Merge(ph.Recorders...), ph.Elapsed), tlErr); err != nil {
 		return run, err
 	}
 	if counting != nil {
@@ -128,6 +131,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 			run.SetDriverCounts(d.Attempts, d.FailedAttempts, d.LocalHandoffs)
 		}
 	}
+	run.Timeline = tl
 	recordSafety(&run, inst)
 	run.Complete = !ph.Interrupted
 	if ph.Interrupted {

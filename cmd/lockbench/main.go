@@ -19,6 +19,8 @@ Usage:
   lockbench up [flags]      start a Redis topology (single, sentinel, cluster, masters:N) and keep it running
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
+  lockbench compare BASE NEW  regression gate: compare two sets of result files, exit 1 on a regression
+  lockbench export FILE...  write HDR percentile (.hgrm) and interval log (.hlog) files from result files
   lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
   lockbench help [command]  show help
@@ -36,11 +38,13 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	commands := map[string]func(args []string, stdout, stderr io.Writer) int{
-		"run":    runCommand,
-		"up":     upCommand,
-		"down":   downCommand,
-		"status": statusCommand,
-		"image":  imageCommand,
+		"run":     runCommand,
+		"up":      upCommand,
+		"down":    downCommand,
+		"status":  statusCommand,
+		"image":   imageCommand,
+		"compare": compareCommand,
+		"export":  exportCommand,
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(args[1:], stdout, stderr)

@@ -53,6 +53,11 @@ func TestDispatchAndBadInput(t *testing.T) {
 		{[]string{"run", "--addr", "localhost"}, exitUsage, "want host:port"},
 		{[]string{"run", "--key-prefix", " "}, exitUsage, "--key-prefix"},
 		{[]string{"run", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"run", "--threshold", "p98<5ms"}, exitUsage, `--threshold: "p98<5ms": unknown metric "p98"`},
+		{[]string{"run", "--threshold", "p99<5"}, exitUsage, "a latency needs its unit"},
+		{[]string{"run", "--threshold", "throughput"}, exitUsage, "no operator"},
+		{[]string{"run", "--threshold", "lockcore/redsync throughput>=1"}, exitUsage, "names driver redsync, which is not in --driver naive,lockcore"},
+		{[]string{"compare", "a"}, exitUsage, "want two arguments"},
 	}
 	for _, tc := range cases {
 		var out, errb bytes.Buffer

@@ -20,6 +20,7 @@ import (
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
@@ -78,9 +79,22 @@ in the result file; a skip does not fail the run.
 
 Output: a summary table on stdout (medians over the rounds when --repeat > 1; client and Redis
 CPU per acquisition next to commands per acquisition; per-node commands on multi-master
-topologies), progress on stderr, a JSON result file (every repetition its own run) and a
-benchstat-readable .bench.txt file in --out.
-Exit codes: 0 ok, 1 run failed or safety violations, 2 bad input, 130 interrupted.
+topologies), progress on stderr, and in --out: a JSON result file (every repetition its own
+run, with a per-second timeline of acquisitions, errors and acquire p99), a benchstat-readable
+.bench.txt file, and per run an HdrHistogram .hgrm percentile file and .hlog interval log (see
+'lockbench export --help').
+
+Thresholds (--threshold, repeatable) are checked after the runs and listed after the summary:
+  lockbench run --driver lockcore,naive --repeat 3 \
+    --threshold 'lockcore/naive throughput>=1.5' --threshold 'p99<10ms' --threshold 'violations==0'
+An absolute threshold applies to every driver (or to the one named first: 'lockcore p99<2ms') and
+looks at the median over the rounds (errors and violations: the total). A ratio compares two
+drivers of this run and looks at the median of the per-round ratios: on a loaded CI machine both
+drivers of a round slow down together and the ratio holds. Metrics: METRICS.
+Latencies and CPU per acquisition need a unit (5ms, 800us).
+
+Exit codes: 0 ok, 1 run failed or safety violations, 2 bad input, 3 a --threshold failed (and
+nothing else did), 130 interrupted.
 `
 
 // maxRepeat bounds --repeat, so a typo cannot book the machine for days.
@@ -104,6 +118,7 @@ type runFlags struct {
 	benchfmt   bool
 	noResults  bool
 	cpuprof    string
+	thresholds []thresholds.Threshold
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -137,6 +152,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
 	fs.BoolVar(&f.benchfmt, "benchfmt", false, "also print Go benchmark format lines (for benchstat) on stdout")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of lockbench itself to this file (for pprof)")
+	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
 	help := fs.BoolP("help", "h", false, "show this help")
 
 	bad := func(format string, a ...any) (*runFlags, int, bool) {
@@ -147,7 +163,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 		return bad("%v", err)
 	}
 	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench run [flags]\n\nFlags:\n%s%s", fs.FlagUsages(), runExamples)
+		fmt.Fprintf(stdout, "Usage: lockbench run [flags]\n\nFlags:\n%s%s", fs.FlagUsages(), strings.Replace(runExamples, "METRICS", results.MetricNames(), 1))
 		return nil, exitOK, false
 	}
 	if fs.NArg() > 0 {
@@ -249,6 +265,18 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 			return bad("--addr %q: want host:port", a)
 		}
 	}
+	for _, expr := range *thExprs {
+		th, err := thresholds.Parse(expr)
+		if err != nil {
+			return bad("--threshold: %v", strings.TrimPrefix(err.Error(), thresholds.ErrBadThreshold.Error()+" "))
+		}
+		for _, d := range th.Drivers() {
+			if !seen[d] {
+				return bad("--threshold %q names driver %s, which is not in --driver %s", expr, d, strings.Join(f.drivers, ","))
+			}
+		}
+		f.thresholds = append(f.thresholds, th)
+	}
 	cfg := f.cfg
 	cfg.Fill()
 	if err := cfg.Validate(); err != nil {
@@ -342,6 +370,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
 		}
 	}
+	thresholdsFailed := 0
+	if len(f.thresholds) > 0 {
+		checked := thresholds.Check(f.thresholds, file.Runs)
+		if err := thresholds.WriteReport(stdout, checked); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: thresholds: %v\n", err)
+		}
+		if thresholdsFailed = thresholds.Failed(checked); thresholdsFailed > 0 {
+			ui.line("lockbench run: %d of %d thresholds failed", thresholdsFailed, len(checked))
+		}
+	}
 	if f.benchfmt {
 		if err := results.WriteBenchfmt(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: benchfmt: %v\n", err)
@@ -358,6 +396,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	case r.failed:
 		return exitFailure
+	case thresholdsFailed > 0:
+		return exitThresholds
 	}
 	return exitOK
 }
@@ -381,5 +421,12 @@ func writeResults(dir string, file *results.File, ui *progressUI) error {
 		return err
 	}
 	ui.line("benchstat lines: %s", bench.Name())
+	hdr, err := results.ExportHDR(path, "", file)
+	if err != nil {
+		return err
+	}
+	if len(hdr) > 0 {
+		ui.line("HDR percentiles and 1 s interval logs: %s", strings.TrimSuffix(path, filepath.Ext(path))+"-*.hgrm, -*.hlog")
+	}
 	return nil
 }

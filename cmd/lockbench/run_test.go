@@ -101,8 +101,49 @@ func TestRunEndToEndOnEmbeddedRedis(t *testing.T) {
 		if r.ThroughputPerS <= 0 || r.Violations != 0 || !r.Complete || r.RedisCommandsPerAcquisition <= 0 {
 			t.Errorf("%s: throughput %v, violations %d, complete %v, cmds/acq %v", r.Driver, r.ThroughputPerS, r.Violations, r.Complete, r.RedisCommandsPerAcquisition)
 		}
+		// The timeline: one point per second of the 1 s phase (and a sliver), adding up to the run.
+		if r.Timeline == nil || len(r.Timeline.Points) < 1 || len(r.Timeline.Points) > 2 {
+			t.Errorf("%s: timeline %+v; want 1 or 2 points for a 1 s phase", r.Driver, r.Timeline)
+			continue
+		}
+		if acq, errs := r.Timeline.Totals(); acq != r.Acquisitions || errs != r.Errors || r.Timeline.Points[0].AcquireP99US <= 0 {
+			t.Errorf("%s: timeline adds up to %d acquisitions, %d errors (p99 %v); the run has %d, %d",
+				r.Driver, acq, errs, r.Timeline.Points[0].AcquireP99US, r.Acquisitions, r.Errors)
+		}
 	}
 	assertServerGone(t, errb.String())
+	checkExport(t, dir, f)
+}
+
+// checkExport checks the HDR files lockbench run wrote beside the result in dir, and that
+// lockbench export makes the same files again from the result file alone.
+func checkExport(t *testing.T, dir string, f *results.File) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	base := strings.TrimSuffix(paths[0], ".json")
+	again := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"export", "--out", again, paths[0]}, &out, &errb); code != exitOK {
+		t.Fatalf("lockbench export: exit %d: %s", code, errb.String())
+	}
+	listed := strings.Fields(out.String())
+	if len(listed) != 2*len(f.Runs) {
+		t.Errorf("export listed %v; want a .hgrm and a .hlog per run (%d runs)", listed, len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		for _, ext := range []string{".hgrm", ".hlog"} {
+			name := base + "-" + r.Driver + ext
+			byRun, err := os.ReadFile(name)
+			if err != nil {
+				t.Errorf("lockbench run did not write %s: %v", name, err)
+				continue
+			}
+			byExport, err := os.ReadFile(filepath.Join(again, filepath.Base(name)))
+			if err != nil || !bytes.Equal(byRun, byExport) {
+				t.Errorf("export of %s differs from what run wrote (err %v)", filepath.Base(name), err)
+			}
+		}
+	}
 }
 
 func TestCtrlCWritesIncompleteResults(t *testing.T) {
@@ -479,4 +520,39 @@ func TestRunReadRatioAndFanoutFlags(t *testing.T) {
 			t.Errorf("%q: read ratio %v, fanout %d; want %v and %d", tc.args, cfg.ReadRatio, cfg.Fanout, tc.readRatio, tc.fanout)
 		}
 	}
+}
+
+// TestThresholdsInRun: thresholds are listed after the summary, and a failed one exits with its
+// own code while the run itself (no errors, no violations) succeeded.
+func TestThresholdsInRun(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "4", "--keys", "100",
+		"--duration", "500ms", "--warmup", "100ms", "--repeat", "2", "--out", dir,
+		"--threshold", "violations==0", "--threshold", "throughput>1",
+		"--threshold", "lockcore/naive throughput>=1000", "--threshold", "p99<60s")
+	cmd.Wait()
+	out := cmd.Stdout.(*bytes.Buffer).String()
+	if code := cmd.ProcessState.ExitCode(); code != exitThresholds {
+		t.Fatalf("exit %d, want %d (a threshold failed)\nstdout:\n%s\nstderr:\n%s", code, exitThresholds, out, errb)
+	}
+	for _, want := range []string{
+		"thresholds: 3 of 4 passed",
+		"ok    violations==0: lockcore 0",
+		"ok    violations==0: naive 0",
+		"FAIL  lockcore/naive throughput>=1000: lockcore/naive ",
+		"(median of 2 per-round ratios)",
+		"ok    p99<60s: naive ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errb.String(), "1 of 4 thresholds failed") {
+		t.Errorf("stderr does not say a threshold failed:\n%s", errb)
+	}
+	if f := readResult(t, dir); len(f.Runs) != 4 {
+		t.Errorf("%d runs in the result, want 4", len(f.Runs))
+	}
+	assertServerGone(t, errb.String())
 }

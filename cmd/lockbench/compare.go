@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lockbench/lockbench/compare"
+	"github.com/spf13/pflag"
+)
+
+const compareExamples = `
+BASE and NEW are result files (lockbench run writes them into --out), or directories whose
+*.json result files are pooled. Runs are grouped by driver and case (workload, topology,
+concurrency, keys, key distribution, hold, …); each group found on both sides is compared metric
+by metric over its repeated runs (--repeat), with benchstat's statistics: medians with 95%
+confidence intervals and the Mann–Whitney U test.
+
+A row REGRESSES when NEW is worse than BASE by more than the metric's --max-regression, with
+significance alpha (the test is run against BASE moved by the threshold, so neither noise nor a
+real change below the threshold fails). Too few runs to tell (fewer than 4+4 at alpha 0.05), or a
+median worse than the threshold without significance, is INCONCLUSIVE: it fails only with
+--strict. Any safety violation in NEW fails, whatever the statistics.
+
+Examples:
+  # On the base branch, then on the change; 10 interleaved rounds each:
+  lockbench run --driver lockcore --repeat 10 --duration 5s --out base
+  lockbench run --driver lockcore --repeat 10 --duration 5s --out new
+  lockbench compare base new
+
+  # Tighter on throughput, looser on the tail; a markdown table for a pull request:
+  lockbench compare --max-regression throughput=3%,p999=30% --format markdown base.json new.json
+
+  # Fail unless there are enough runs to tell:
+  lockbench compare --strict base new
+
+Metrics and default --max-regression: DEFAULTS.
+Exit codes: 0 no regression, 1 regression or violations (or inconclusive with --strict),
+2 bad input (a file missing or not a lockbench result of schema 1, no runs, nothing in common,
+a bad flag).
+`
+
+func compareCommand(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("lockbench compare", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	maxReg := fs.StringSlice("max-regression", nil, "largest change for the worse tolerated per metric, e.g. throughput=5%,p99=10% (repeatable; unnamed metrics keep their defaults)")
+	alpha := fs.Float64("alpha", compare.DefaultAlpha, "significance level of the tests")
+	strict := fs.Bool("strict", false, "fail on inconclusive rows (too few runs to tell) too")
+	format := fs.String("format", "text", "output: text, json or markdown (for a pull-request comment)")
+	help := fs.BoolP("help", "h", false, "show this help")
+
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lockbench compare: "+format+"\nRun 'lockbench compare --help' for usage.\n", a...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lockbench compare [flags] BASE NEW\n\nFlags:\n%s%s", fs.FlagUsages(),
+			strings.Replace(compareExamples, "DEFAULTS", compare.FormatMaxRegression(compare.DefaultMaxRegression), 1))
+		return exitOK
+	}
+	if fs.NArg() != 2 {
+		return bad("want two arguments, BASE and NEW (result files or directories), got %d", fs.NArg())
+	}
+	switch *format {
+	case "text", "json", "markdown", "md":
+	default:
+		return bad("--format %q: want %s", *format, strings.Join(compare.Formats, ", "))
+	}
+	opts := compare.Options{Alpha: *alpha, Strict: *strict}
+	var err error
+	if opts.MaxRegression, err = compare.ParseMaxRegression(*maxReg...); err != nil {
+		return bad("%v", err)
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return bad("--alpha %v: want above 0 and below 1, e.g. 0.05", *alpha)
+	}
+	base, err := compare.Load(fs.Arg(0))
+	if err != nil {
+		return bad("BASE: %v", err)
+	}
+	new, err := compare.Load(fs.Arg(1))
+	if err != nil {
+		return bad("NEW: %v", err)
+	}
+	rep, err := compare.Compare(base, new, opts)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if err := rep.WriteFormat(stdout, *format); err != nil {
+		fmt.Fprintf(stderr, "lockbench compare: %v\n", err)
+		return exitFailure
+	}
+	if rep.Failed() {
+		return exitFailure
+	}
+	return exitOK
+}

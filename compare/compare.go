@@ -1,0 +1,411 @@
+// Package compare is lockbench's regression gate: it compares the repeated
+// runs of two sets of result files (BASE and NEW) case by case and driver by
+// driver, and says whether NEW regressed.
+//
+// The statistics are benchstat's (golang.org/x/perf/benchmath): medians with
+// confidence intervals, and the Mann–Whitney U test, which assumes nothing
+// about how run-to-run noise is distributed. A row regresses only when NEW is
+// worse than BASE by more than the metric's threshold with significance: the
+// U test is run against BASE shifted by the threshold, so noise alone, or a
+// real change smaller than the threshold, does not fail a build. Because the
+// gate fails when any row regresses, alpha is shared out over the rows tested
+// (Bonferroni): noise alone fails the whole gate at most alpha of the time,
+// not alpha per row. Too few runs to tell is "inconclusive", which fails only
+// in strict mode. A safety violation in NEW always fails.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+	"golang.org/x/perf/benchmath"
+)
+
+// Verdict is the outcome of one row, and of a whole comparison.
+type Verdict string
+
+// The verdicts. A row is one of them; a Report's Verdict is VerdictPass,
+// VerdictRegression, VerdictViolations or, in strict mode, VerdictInconclusive.
+const (
+	// VerdictPass: no significant change for the worse beyond the threshold, and enough
+	// samples to have seen one (or both samples identical).
+	VerdictPass Verdict = "ok"
+	// VerdictImproved: significantly better (informational; passes).
+	VerdictImproved Verdict = "improved"
+	// VerdictRegression: worse by more than the threshold, significantly.
+	VerdictRegression Verdict = "regression"
+	// VerdictInconclusive: not shown to regress, but a regression beyond the threshold cannot
+	// be ruled out: too few samples for the test to ever reach alpha, the median is worse than
+	// the threshold without significance, or one side did not measure the metric.
+	VerdictInconclusive Verdict = "inconclusive"
+	// VerdictViolations: NEW had safety violations; always fails.
+	VerdictViolations Verdict = "violations"
+)
+
+// Report is the result of Compare. It is a plain value; it is not safe for
+// concurrent modification.
+type Report struct {
+	// Verdict is the gate's outcome; Failed says whether it fails.
+	Verdict Verdict `json:"verdict"`
+	// Alpha and Strict are the options the report was made with.
+	Alpha  float64 `json:"alpha"`
+	Strict bool    `json:"strict"`
+	// Tested counts the rows that needed a test (measured on both sides, not identical, not
+	// violations); each was tested at RowAlpha = Alpha / Tested.
+	Tested   int     `json:"tested_rows"`
+	RowAlpha float64 `json:"row_alpha"`
+	// Regressions, Inconclusive and Violations count the rows of each verdict (Violations:
+	// groups of NEW with a safety violation, compared or not).
+	Regressions  int `json:"regressions"`
+	Inconclusive int `json:"inconclusive"`
+	Violations   int `json:"violations"`
+	// Groups are the driver-and-case groups found on both sides, in NEW's order.
+	Groups []GroupReport `json:"groups"`
+	// OnlyBase and OnlyNew name the groups found on one side only; they are not compared.
+	OnlyBase []string `json:"only_base,omitempty"`
+	OnlyNew  []string `json:"only_new,omitempty"`
+	// Warnings are differences between the sides that may explain a change (hosts, Redis
+	// versions, topologies, incomplete runs).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Failed reports whether the gate fails: a regression, a violation in NEW,
+// or, in strict mode, an inconclusive row.
+func (r *Report) Failed() bool {
+	return r.Verdict != VerdictPass
+}
+
+// GroupReport compares one driver on one case. It is a plain value and safe
+// for concurrent use.
+type GroupReport struct {
+	// Name is "driver workload/topology/…" for people.
+	Name   string          `json:"name"`
+	Driver string          `json:"driver"`
+	Case   []results.Label `json:"case"`
+	// BaseRuns and NewRuns count the runs on each side, measured or not.
+	BaseRuns int   `json:"base_runs"`
+	NewRuns  int   `json:"new_runs"`
+	Rows     []Row `json:"rows"`
+}
+
+// Row compares one metric of one group. It is a plain value and safe for
+// concurrent use.
+type Row struct {
+	Metric string `json:"metric"`
+	Label  string `json:"label"`
+	Unit   string `json:"unit,omitempty"`
+	// Base and New summarise each side.
+	Base Summary `json:"base"`
+	New  Summary `json:"new"`
+	// Delta is New's center over Base's, minus 1 (for counts: the mean per run); nil when
+	// Base's is 0 and New's is not.
+	Delta *float64 `json:"delta,omitempty"`
+	// P is the two-sided Mann–Whitney U p-value of "BASE and NEW come from one
+	// distribution", as benchstat reports it; 1 when the test could not run.
+	P float64 `json:"p"`
+	// Threshold is the largest change for the worse tolerated, as a fraction.
+	Threshold float64 `json:"threshold"`
+	Verdict   Verdict `json:"verdict"`
+	// Note says why the verdict, when it is not plain.
+	Note string `json:"note,omitempty"`
+
+	metric results.Metric
+	test   *rowTest // nil: decided without a test
+}
+
+// Summary is one side of a row. It is a plain value and safe for concurrent
+// use.
+type Summary struct {
+	// N is the number of runs that measured the metric.
+	N int `json:"n"`
+	// Center is the median over the runs; for counts (errors, violations), the total.
+	Center float64 `json:"center"`
+	// Lo and Hi bound the 95% confidence interval of the median; nil when there are too few
+	// runs for a finite one, and for counts.
+	Lo *float64 `json:"lo,omitempty"`
+	Hi *float64 `json:"hi,omitempty"`
+	// Range is the ± percentage of the confidence interval as benchstat prints it ("3%",
+	// "∞" when it is unbounded); empty for counts.
+	Range string `json:"range,omitempty"`
+
+	values []float64
+}
+
+// confidence is the level of the intervals shown, benchstat's.
+const confidence = 0.95
+
+// Compare compares NEW with BASE. Runs are grouped by driver and case
+// (results.Run.Case) on each side, pooling every file given for the side; a
+// group found on both sides gets one row per metric. Errors, which wrap
+// ErrBadInput, are for bad options and for two sides with no group in common.
+// It is safe for concurrent use.
+func Compare(base, new []*results.File, opts Options) (*Report, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	baseGroups := results.GroupRuns(allRuns(base))
+	newGroups := results.GroupRuns(allRuns(new))
+	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, Warnings: warnings(base, new)}
+
+	index := make(map[string]*results.Group)
+	for i := range baseGroups {
+		index[key(&baseGroups[i])] = &baseGroups[i]
+	}
+	matched := make(map[string]bool)
+	for i := range newGroups {
+		ng := &newGroups[i]
+		if ng.Violations > 0 {
+			rep.Violations++
+		}
+		bg := index[key(ng)]
+		if bg == nil {
+			rep.OnlyNew = append(rep.OnlyNew, name(ng))
+			continue
+		}
+		matched[key(ng)] = true
+		rep.Groups = append(rep.Groups, compareGroup(bg, ng, &opts))
+	}
+	for i := range baseGroups {
+		if !matched[key(&baseGroups[i])] {
+			rep.OnlyBase = append(rep.OnlyBase, name(&baseGroups[i]))
+		}
+	}
+	if len(rep.Groups) == 0 {
+		return nil, badInput("BASE and NEW have no driver and case in common (BASE: %s; NEW: %s)",
+			strings.Join(rep.OnlyBase, "; "), strings.Join(rep.OnlyNew, "; "))
+	}
+	// The gate fails if any row regresses, so its false-alarm rate is that of all rows
+	// together: each tested row gets alpha/m (Bonferroni), and noise alone fails the gate
+	// with probability at most alpha.
+	tested := 0
+	for _, g := range rep.Groups {
+		for _, r := range g.Rows {
+			if r.test != nil {
+				tested++
+			}
+		}
+	}
+	rep.Tested = tested
+	rep.RowAlpha = opts.Alpha / float64(max(tested, 1))
+	for _, g := range rep.Groups {
+		for i := range g.Rows {
+			r := &g.Rows[i]
+			if r.test != nil {
+				r.decide(rep.RowAlpha)
+			}
+			switch r.Verdict {
+			case VerdictRegression:
+				rep.Regressions++
+			case VerdictInconclusive:
+				rep.Inconclusive++
+			}
+		}
+	}
+	switch {
+	case rep.Violations > 0:
+		rep.Verdict = VerdictViolations
+	case rep.Regressions > 0:
+		rep.Verdict = VerdictRegression
+	case opts.Strict && rep.Inconclusive > 0:
+		rep.Verdict = VerdictInconclusive
+	default:
+		rep.Verdict = VerdictPass
+	}
+	return rep, nil
+}
+
+func allRuns(files []*results.File) []results.Run {
+	var runs []results.Run
+	for _, f := range files {
+		runs = append(runs, f.Runs...)
+	}
+	return runs
+}
+
+func key(g *results.Group) string { return g.Case().String() + "\x00" + g.Driver() }
+
+// name is "driver workload/topology/concurrency/keys/…" with only the values, for people.
+func name(g *results.Group) string {
+	c := g.Case()
+	vals := make([]string, len(c))
+	for i, l := range c {
+		switch l.Name {
+		case "workload", "topology":
+			vals[i] = l.Value
+		default:
+			vals[i] = l.Name + "=" + l.Value
+		}
+	}
+	return g.Driver() + " " + strings.Join(vals, "/")
+}
+
+func compareGroup(bg, ng *results.Group, opts *Options) GroupReport {
+	gr := GroupReport{Name: name(ng), Driver: ng.Driver(), Case: ng.Case(), BaseRuns: len(bg.Runs), NewRuns: len(ng.Runs)}
+	metrics := opts.Metrics
+	if !slices.Contains(metrics, "violations") {
+		metrics = append(slices.Clip(metrics), "violations")
+	}
+	for _, mn := range metrics {
+		m, _ := results.LookupMetric(mn)
+		row, ok := compareMetric(m, bg.Values(m), ng.Values(m), opts)
+		if ok {
+			gr.Rows = append(gr.Rows, row)
+		}
+	}
+	return gr
+}
+
+// compareMetric fills one row; ok is false when neither side measured m.
+func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, bool) {
+	if len(base) == 0 && len(new) == 0 {
+		return Row{}, false
+	}
+	row := Row{Metric: m.Name, Label: m.Label, Unit: m.Unit, metric: m, P: 1}
+	row.Base, row.New = summarize(m, base), summarize(m, new)
+	if m.Name == "violations" || m.Name == "fencing-violations" {
+		// No statistics: one violation is a broken lock.
+		row.Verdict = VerdictPass
+		if row.New.Center > 0 {
+			row.Verdict, row.Note = VerdictViolations, "safety violations in NEW"
+		}
+		row.Delta = delta(m, row.Base, row.New)
+		return row, true
+	}
+	row.Threshold = opts.threshold(m.Name)
+	row.Delta = delta(m, row.Base, row.New)
+	switch {
+	case len(base) == 0:
+		row.Verdict, row.Note = VerdictInconclusive, "not measured in BASE"
+		return row, true
+	case len(new) == 0:
+		row.Verdict, row.Note = VerdictInconclusive, "not measured in NEW"
+		return row, true
+	}
+	thresholds := &benchmath.Thresholds{CompareAlpha: opts.Alpha}
+	plain := benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(base), thresholds), benchmath.NewSample(slices.Clone(new), thresholds))
+	row.P = plain.P
+
+	if allEqual(base, new) {
+		row.Verdict, row.Note = VerdictPass, "identical"
+		return row, true
+	}
+	// The gate's test: is NEW worse than BASE moved by the threshold? Significance here means
+	// both "significant" and "beyond the threshold", with the error rate alpha bounds.
+	factor := 1 + row.Threshold
+	if m.HigherIsBetter {
+		factor = 1 - row.Threshold
+	}
+	shifted := make([]float64, len(base))
+	for i, v := range base {
+		shifted[i] = v * factor
+	}
+	margin := benchmath.AssumeNothing.Compare(benchmath.NewSample(shifted, thresholds), benchmath.NewSample(slices.Clone(new), thresholds))
+	row.test = &rowTest{marginP: margin.P, baseC: results.Median(base), newC: results.Median(new), factor: factor, minP: minP(len(base), len(new))}
+	return row, true
+}
+
+// rowTest is what decide needs of a row that was tested.
+type rowTest struct {
+	marginP, baseC, newC, factor, minP float64
+}
+
+// decide sets the verdict of a tested row, at the per-row level alpha (the report's alpha
+// shared out over the tested rows).
+func (row *Row) decide(alpha float64) {
+	t := row.test
+	worse := func(a, b float64) bool { // a is worse than b
+		if row.metric.HigherIsBetter {
+			return a < b
+		}
+		return a > b
+	}
+	switch {
+	case t.marginP <= alpha && worse(t.newC, t.baseC*t.factor):
+		row.Verdict = VerdictRegression
+		row.Note = fmt.Sprintf("p(>%s worse) = %.2g ≤ %.2g", formatPct(row.Threshold), t.marginP, alpha)
+	case row.P <= alpha && worse(t.baseC, t.newC):
+		row.Verdict = VerdictImproved
+	case t.minP > alpha:
+		row.Verdict = VerdictInconclusive
+		row.Note = fmt.Sprintf("too few runs: %s can never reach p ≤ %.2g", row.nCell(), alpha)
+	case worse(t.newC, t.baseC*t.factor):
+		row.Verdict = VerdictInconclusive
+		row.Note = fmt.Sprintf("median >%s worse, but p(>%s worse) = %.2g > %.2g", formatPct(row.Threshold), formatPct(row.Threshold), t.marginP, alpha)
+	default:
+		row.Verdict = VerdictPass
+	}
+}
+
+func summarize(m results.Metric, xs []float64) Summary {
+	s := Summary{N: len(xs), values: xs}
+	if len(xs) == 0 {
+		return s
+	}
+	if m.Count {
+		for _, x := range xs {
+			s.Center += x
+		}
+		return s
+	}
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &benchmath.DefaultThresholds), confidence)
+	s.Center = sum.Center
+	s.Range = sum.PctRangeString()
+	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
+		s.Lo, s.Hi = &sum.Lo, &sum.Hi
+	}
+	return s
+}
+
+// delta is New over Base minus 1, on the centers, or for counts on the means per run.
+func delta(m results.Metric, base, new Summary) *float64 {
+	b, n := base.Center, new.Center
+	if m.Count {
+		if base.N == 0 || new.N == 0 {
+			return nil
+		}
+		b, n = b/float64(base.N), n/float64(new.N)
+	}
+	var d float64
+	switch {
+	case b == n:
+		d = 0
+	case b == 0:
+		return nil
+	default:
+		d = n/b - 1
+	}
+	return &d
+}
+
+func allEqual(a, b []float64) bool {
+	for _, x := range a {
+		if x != a[0] {
+			return false
+		}
+	}
+	for _, x := range b {
+		if x != a[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// minP is the smallest two-sided p-value the U test can give for samples of
+// n1 and n2 distinct values, 2/C(n1+n2, n1): when it is above alpha, no
+// difference, however large, can be significant.
+func minP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	// C(n1+n2, n1) grows fast; in floats it cannot overflow before the
+	// ratio is far below any alpha.
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return min(1, 2/c)
+}

@@ -1,0 +1,205 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Formats lists the values WriteFormat takes.
+var Formats = []string{"text", "json", "markdown"}
+
+// WriteFormat writes r in format "text", "json" or "markdown". An unknown
+// format is an error wrapping ErrBadInput. It is safe for concurrent use with
+// distinct writers.
+func (r *Report) WriteFormat(w io.Writer, format string) error {
+	switch format {
+	case "text":
+		return r.WriteText(w)
+	case "json":
+		return r.WriteJSON(w)
+	case "markdown", "md":
+		return r.WriteMarkdown(w)
+	}
+	return badInput("format %q: want %s", format, strings.Join(Formats, ", "))
+}
+
+// WriteJSON writes r as indented JSON. It is safe for concurrent use with
+// distinct writers.
+func (r *Report) WriteJSON(w io.Writer) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// headline says the verdict in one line.
+func (r *Report) headline() string {
+	var s string
+	switch r.Verdict {
+	case VerdictPass:
+		s = "PASS: no regression"
+	case VerdictRegression:
+		s = fmt.Sprintf("FAIL: %d %s", r.Regressions, plural(r.Regressions, "regression", "regressions"))
+	case VerdictViolations:
+		s = fmt.Sprintf("FAIL: safety violations in NEW (%d %s)", r.Violations, plural(r.Violations, "group", "groups"))
+	case VerdictInconclusive:
+		s = fmt.Sprintf("FAIL (--strict): %d inconclusive %s", r.Inconclusive, plural(r.Inconclusive, "row", "rows"))
+	}
+	if r.Verdict == VerdictPass && r.Inconclusive > 0 {
+		s += fmt.Sprintf(", but %d inconclusive %s (more runs would tell; --strict fails on them)", r.Inconclusive, plural(r.Inconclusive, "row", "rows"))
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// cell formats one side of a row: the median with its ± range, or a count's total.
+func (row *Row) cell(s Summary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	v := row.metric.Format(s.Center)
+	if s.Range != "" {
+		v += " ±" + s.Range
+	}
+	return v
+}
+
+func (row *Row) deltaCell() string {
+	switch {
+	case row.Delta == nil && row.Base.N > 0 && row.New.N > 0:
+		return "+∞"
+	case row.Delta == nil:
+		return "-"
+	}
+	return fmt.Sprintf("%+.2f%%", 100**row.Delta)
+}
+
+func (row *Row) pCell() string {
+	if row.metric.Name == "violations" || row.metric.Name == "fencing-violations" || row.Base.N == 0 || row.New.N == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(row.P, 'f', 3, 64)
+}
+
+func (row *Row) nCell() string {
+	if row.Base.N == row.New.N {
+		return strconv.Itoa(row.Base.N)
+	}
+	return fmt.Sprintf("%d+%d", row.Base.N, row.New.N)
+}
+
+func (row *Row) verdictCell(upper bool) string {
+	v := string(row.Verdict)
+	if upper && row.Verdict != VerdictPass && row.Verdict != VerdictImproved {
+		v = strings.ToUpper(v)
+	}
+	if row.Note != "" {
+		v += " (" + row.Note + ")"
+	}
+	return v
+}
+
+// WriteText writes r as plain text for people: the verdict, the warnings,
+// then per group a benchstat-like table (base, new, delta, p, n) with a
+// verdict per row. Medians carry benchstat's ± range of their 95% confidence
+// interval; errors and violations are totals over the runs. It is safe for
+// concurrent use with distinct writers.
+func (r *Report) WriteText(w io.Writer) error {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "lockbench compare: %s\n", r.headline())
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&buf, "warning: %s\n", wn)
+	}
+	for _, g := range r.Groups {
+		fmt.Fprintf(&buf, "\n%s (BASE %d runs, NEW %d runs)\n", g.Name, g.BaseRuns, g.NewRuns)
+		tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "metric\tbase\tnew\tdelta\tp\tn\tverdict")
+		for i := range g.Rows {
+			row := &g.Rows[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Label, row.cell(row.Base), row.cell(row.New),
+				row.deltaCell(), row.pCell(), row.nCell(), row.verdictCell(true))
+		}
+		tw.Flush() // cannot fail: it writes to a bytes.Buffer
+	}
+	r.writeUnmatched(&buf, "")
+	fmt.Fprintf(&buf, "\n%s\n", r.footnote())
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func (r *Report) writeUnmatched(buf *bytes.Buffer, bullet string) {
+	if len(r.OnlyBase) > 0 {
+		fmt.Fprintf(buf, "\nonly in BASE, not compared:\n")
+		for _, n := range r.OnlyBase {
+			fmt.Fprintf(buf, "%s  %s\n", bullet, n)
+		}
+	}
+	if len(r.OnlyNew) > 0 {
+		fmt.Fprintf(buf, "\nonly in NEW, not compared:\n")
+		for _, n := range r.OnlyNew {
+			fmt.Fprintf(buf, "%s  %s\n", bullet, n)
+		}
+	}
+}
+
+func (r *Report) footnote() string {
+	return fmt.Sprintf("Medians ± the 95%% confidence interval; errors and violations are totals over the runs. "+
+		"p: Mann–Whitney U test of BASE against NEW, two-sided, as benchstat reports it. "+
+		"p(>t worse): the same test of NEW against BASE made worse by the threshold t; a row regresses when it is ≤ %.2g "+
+		"(alpha %v shared over %d tested rows, so noise alone fails the gate at most %v of the time). Any violation in NEW fails.",
+		r.RowAlpha, r.Alpha, r.Tested, r.Alpha)
+}
+
+// WriteMarkdown writes r as GitHub-flavoured markdown, meant to be posted as
+// a pull-request comment: the verdict as a heading, the warnings as a quote,
+// one table per group. It is safe for concurrent use with distinct writers.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var buf bytes.Buffer
+	mark := "✅"
+	if r.Failed() {
+		mark = "❌"
+	}
+	fmt.Fprintf(&buf, "### %s lockbench compare: %s\n\n", mark, mdEscape(r.headline()))
+	for _, wn := range r.Warnings {
+		fmt.Fprintf(&buf, "> ⚠️ %s\n", mdEscape(wn))
+	}
+	if len(r.Warnings) > 0 {
+		buf.WriteString("\n")
+	}
+	for _, g := range r.Groups {
+		fmt.Fprintf(&buf, "**%s** (BASE %d runs, NEW %d runs)\n\n", mdEscape(g.Name), g.BaseRuns, g.NewRuns)
+		buf.WriteString("| metric | base | new | delta | p | n | verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
+		for i := range g.Rows {
+			row := &g.Rows[i]
+			verdict := mdEscape(row.verdictCell(false))
+			if row.Verdict != VerdictPass && row.Verdict != VerdictImproved {
+				verdict = "**" + verdict + "**"
+			}
+			fmt.Fprintf(&buf, "| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(row.Label), mdEscape(row.cell(row.Base)),
+				mdEscape(row.cell(row.New)), row.deltaCell(), row.pCell(), row.nCell(), verdict)
+		}
+		buf.WriteString("\n")
+	}
+	r.writeUnmatched(&buf, "-")
+	fmt.Fprintf(&buf, "\n<sub>%s</sub>\n", mdEscape(r.footnote()))
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// mdEscape keeps text from breaking a table or turning into markup.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;").Replace(s)
+}
