@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -108,12 +110,37 @@ func removeLabelledWith(ctx context.Context, cli *testcontainers.DockerClient, l
 		if !match(n.Labels) {
 			continue
 		}
-		_, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
-		if err != nil && !cerrdefs.IsNotFound(err) {
+		if err := removeNetwork(ctx, cli, n.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// networkDetachWait bounds how long removeNetwork waits for the engine to let go of the
+// endpoints of containers just removed.
+const networkDetachWait = 5 * time.Second
+
+// removeNetwork removes network id; gone already is no error. Right after its containers were
+// force-removed, the engine (20.10 here) may still count their endpoints for a moment and
+// refuse with "has active endpoints" (seen once in CI); that refusal is retried for up to
+// networkDetachWait.
+func removeNetwork(ctx context.Context, cli *testcontainers.DockerClient, id string) error {
+	deadline := time.Now().Add(networkDetachWait)
+	for {
+		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		switch {
+		case err == nil || cerrdefs.IsNotFound(err):
+			return nil
+		case !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Reap removes the containers and networks lockbench started from processes that no longer

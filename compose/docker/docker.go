@@ -285,19 +285,27 @@ func (t *Topology) Describe() compose.Description {
 	return d
 }
 
-// Close removes every container of the topology, concurrently, then its networks, and waits
-// until they are gone (at most a minute). It is idempotent and safe for concurrent use: later
-// calls wait for the first and return its result.
+// Close removes every container of the topology, then its networks, and waits until they are
+// gone (at most a minute). Containers go concurrently, except on a topology with networks of
+// its own (sentinel), whose containers go one at a time: Docker 20.10, removing several
+// containers of one network at once, once lost count of the network's endpoints, and the
+// network could then never be removed ("has active endpoints" with no container on it). It is
+// idempotent and safe for concurrent use: later calls wait for the first and return its result.
 func (t *Topology) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
 		cs := t.containers
+		sequential := t.kind == compose.KindSentinel
 		t.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
 		errs := make([]error, len(cs))
 		var wg sync.WaitGroup
 		for i, c := range cs {
+			if sequential {
+				errs[i] = c.Terminate(ctx)
+				continue
+			}
 			wg.Go(func() { errs[i] = c.Terminate(ctx) })
 		}
 		wg.Wait()
