@@ -102,6 +102,9 @@ func (b *lockcoreBase) Counters() Counters {
 // settings describes the client; lock says which lockcore lock Lock and Unlock use.
 func (b *lockcoreBase) settings(lock string) map[string]string {
 	lease := lockcore.DefaultLeaseTime.String() + " renewed by the watchdog"
+	if b.tune.watchdogLease > 0 {
+		lease = b.tune.watchdogLease.String() + " renewed by the watchdog every " + (b.tune.watchdogLease / 3).String()
+	}
 	if b.lease > 0 {
 		lease = b.lease.String()
 	}
@@ -160,17 +163,19 @@ type lockcoreWorker struct {
 	c     *lockcore.Client
 	owner lockcore.Owner
 	lease time.Duration
-	last  *lockcore.Mutex
+	// last is a copy of the handle, not a pointer: a cycle on a new name then allocates nothing
+	// for the handle.
+	last  lockcore.Mutex
 	multi lastMulti
 }
 
 var _ MultiWorker = (*lockcoreWorker)(nil)
 
 func (w *lockcoreWorker) mutex(name string) *lockcore.Mutex {
-	if w.last == nil || w.last.Name() != name {
-		w.last = w.c.Mutex(name)
+	if w.last.Name() != name || w.last == (lockcore.Mutex{}) {
+		w.last = *w.c.Mutex(name)
 	}
-	return w.last
+	return &w.last
 }
 
 func (w *lockcoreWorker) Lock(ctx context.Context, name string) error {

@@ -12,9 +12,11 @@ import (
 // The zero value is lockcore's defaults.
 type lockcoreTuning struct {
 	noQueue       bool
+	noBatch       bool          // lockcore.Options.NoBatch
 	handoffLimit  int           // lockcore.Options.HandoffLimit: 0 default, negative strict
 	handoffWindow time.Duration // 0 default
 	yield         time.Duration // 0 default, negative none
+	watchdogLease time.Duration // lockcore.Options.LeaseTime: 0 default
 }
 
 var lockcoreOptions = []Option{
@@ -24,6 +26,9 @@ var lockcoreOptions = []Option{
 	{"yield", "how long the next local waiter holds back after a release others heard (default " +
 		lockcore.DefaultHandoffYield.String() + "; 0: none)"},
 	{"queue", "on|off: the local waiter queue; off: every goroutine attempts on its own, as before (default on)"},
+	{"watchdog", "lease of locks taken without --lease, renewed by the watchdog every third of it (default " +
+		lockcore.DefaultLeaseTime.String() + "; e.g. 1s with --workload longhold --hold 3s)"},
+	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
 }
 
 // Options implements Configurable.
@@ -59,15 +64,16 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			if y == 0 {
 				t.yield = -1
 			}
-		case "queue":
-			switch v {
-			case "on", "1", "true":
-				t.noQueue = false
-			case "off", "0", "false":
-				t.noQueue = true
-			default:
-				err = fmt.Errorf("want on or off")
+		case "watchdog":
+			var l time.Duration
+			if l, err = time.ParseDuration(v); err == nil && l < 3*time.Millisecond {
+				err = fmt.Errorf("want at least 3ms (renewals go out every third of it)")
 			}
+			t.watchdogLease = l
+		case "queue":
+			t.noQueue, err = parseOff(v)
+		case "batch":
+			t.noBatch, err = parseOff(v)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: lockcore option %s=%s: %v", ErrBadOption, k, v, err)
@@ -76,16 +82,34 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 	return LockcoreDriver{spec: spec, tune: t}, nil
 }
 
+// parseOff reads an on|off option value and reports whether it is off.
+func parseOff(v string) (bool, error) {
+	switch v {
+	case "on", "1", "true":
+		return false, nil
+	case "off", "0", "false":
+		return true, nil
+	}
+	return false, fmt.Errorf("want on or off")
+}
+
 // apply sets the tuning in opt.
 func (t lockcoreTuning) apply(opt *lockcore.Options) {
 	opt.NoLocalQueue = t.noQueue
+	opt.NoBatch = t.noBatch
 	opt.HandoffLimit = t.handoffLimit
 	opt.HandoffWindow = t.handoffWindow
 	opt.HandoffYield = t.yield
+	opt.LeaseTime = t.watchdogLease
 }
 
 // describe records the tuning in driver settings.
 func (t lockcoreTuning) describe(s map[string]string) {
+	if t.noBatch {
+		s["batch"] = "off: one script call per lock and unlock"
+	} else {
+		s["batch"] = "on: lock and unlock scripts issued while a call is in flight go out as one script call (per hash slot on a cluster)"
+	}
 	if t.noQueue {
 		s["local_queue"] = "off: every goroutine attempts in Redis on its own"
 		return

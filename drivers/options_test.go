@@ -22,6 +22,8 @@ func TestParseDriverOptions(t *testing.T) {
 		{"lockcore:handoff=8:handoff_window=1ms", map[string]string{"handoff": "up to 8 in a row inside the process, within 1ms"}},
 		{"lockcore:yield=0", map[string]string{"handoff_yield": "none"}},
 		{"lockcore:queue=off", map[string]string{"local_queue": "off"}},
+		{"lockcore:batch=0", map[string]string{"batch": "off"}},
+		{"lockcore:batch=on", map[string]string{"batch": "on"}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			d, err := drivers.Parse(tc.spec)
@@ -41,7 +43,7 @@ func TestParseDriverOptions(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
-		"lockcore:handoff_window=0s", "lockcore:queue=2", "naive:handoff=0", "lockcore:handoff=1:handoff=1"} {
+		"lockcore:handoff_window=0s", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0", "lockcore:handoff=1:handoff=1"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

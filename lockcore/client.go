@@ -26,6 +26,7 @@ type Client struct {
 	owners  atomic.Uint64
 	holds   holdTable
 	waiters waitTable
+	batch   batcher
 
 	ctx      context.Context // canceled by Close; stops background work
 	cancel   context.CancelFunc
@@ -78,6 +79,7 @@ func New(opt Options) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.holds.init()
 	c.waiters.init(c)
+	c.batch.init(c.rdb.Mode() == rueidis.ClientModeCluster)
 	c.bg.Add(1)
 	go c.watchdog()
 	return c, nil
@@ -119,21 +121,35 @@ type Stats struct {
 	// Yields is releases with a local waiter that left the lock free because other clients were
 	// subscribed to hear the release.
 	Yields int64
+	// Batches is script calls that carried more than one Mutex operation (see Options.NoBatch).
+	Batches int64
+	// Queued is Mutex operations (attempts and releases) that waited in a batch queue rather than
+	// going out at once; BatchedOps of them went out in Batches, the rest alone.
+	Queued, BatchedOps int64
+	// QueueWait is the mean time a queued operation waited before its call was sent: the latency
+	// batching adds.
+	QueueWait time.Duration
 }
 
 // counters are the live Stats.
 type counters struct {
 	attempts, failed, handoffs, passes, yields atomic.Int64
+	batches, batchedOps, queued, queueWait     atomic.Int64
 }
 
 // Stats returns the Client's counts so far.
 func (c *Client) Stats() Stats {
+	q := c.stats.queued.Load()
 	return Stats{
 		Attempts:       c.stats.attempts.Load(),
 		FailedAttempts: c.stats.failed.Load(),
 		Handoffs:       c.stats.handoffs.Load(),
 		Passes:         c.stats.passes.Load(),
 		Yields:         c.stats.yields.Load(),
+		Batches:        c.stats.batches.Load(),
+		Queued:         q,
+		BatchedOps:     c.stats.batchedOps.Load(),
+		QueueWait:      batchWait(c.stats.queueWait.Load(), q),
 	}
 }
 

@@ -3,6 +3,7 @@ package lockcore
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -395,8 +396,35 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 	}
 	e := s.co[name]
 	if e == nil || e.holder != owner {
-		// Not this cohort's holder (its hold was reclaimed, or it took the lock on a path
-		// without the queue): nothing to pass on. A reserved waiter cannot exist then.
+		// Not this cohort's holder: its hold was reclaimed during the release's round trip (its
+		// lease ran out and a queued waiter's check passed the turn on), or it took the lock on
+		// a path without the queue. A waiter reserved before the reclaim was popped from the
+		// queue and nobody else will give it a turn: it goes back to the head of the queue, or,
+		// with the cohort gone, starts a new one as its attempt.
+		switch {
+		case w == nil:
+		case outcome == releasedPassed:
+			// The script already took the lock for w in Redis: w holds it, whoever the
+			// cohort's turn went to (that one waits in Redis like any other contender). Sent
+			// back to the queue, w would later take it again on top (a count of 2 in Redis
+			// against 1 here) and its Unlock would leave the lock held until the lease ran out.
+			s.m[name] = &hold{owner: w.owner, field: w.owner.field, count: 1, leaseArg: w.la.arg, lease: int64(w.la.d), watchdog: w.la.watchdog, lastSet: now}
+			if e == nil {
+				e = cohortPool.Get().(*cohort)
+				e.busy = true
+				s.co[name] = e
+				e.holder, e.handoffs, e.since = w.owner, 0, now
+			}
+			c.stats.passes.Add(1)
+			w.wake <- turnHanded
+		case e == nil:
+			e = cohortPool.Get().(*cohort)
+			e.busy = true
+			s.co[name] = e
+			w.wake <- turnAttempt
+		default:
+			e.queue = slices.Insert(e.queue, 0, w)
+		}
 		return
 	}
 	switch outcome {

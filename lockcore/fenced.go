@@ -88,7 +88,7 @@ func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time
 	if err != nil || ttl < 0 || wait == 0 {
 		return token, err == nil && ttl < 0, err
 	}
-	ok, err := c.await(ctx, f.m.channel, wait, ttl, try)
+	ok, err := c.await(ctx, channelName(f.m.name), wait, ttl, try)
 	if !ok {
 		token = 0
 	}

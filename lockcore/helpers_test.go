@@ -32,7 +32,8 @@ type queueMode struct {
 }
 
 // queueModes are the local waiter queue with hand-over (the default), the queue in strict mode
-// (every release through Redis), and no queue at all.
+// (every release through Redis), no queue at all, all three with auto-batching, and the default
+// without auto-batching.
 var queueModes = []queueMode{
 	{"handoff", func(*Options) {}},
 	{"strict", func(o *Options) {
@@ -41,6 +42,7 @@ var queueModes = []queueMode{
 		}
 	}},
 	{"noqueue", func(o *Options) { o.NoLocalQueue = true }},
+	{"nobatch", func(o *Options) { o.NoBatch = true }},
 }
 
 func newEnv(t testing.TB) *testEnv {

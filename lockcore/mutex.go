@@ -11,25 +11,26 @@ import (
 // Mutex is a reentrant lock with Redisson's RLock protocol. It is a cheap handle: make one per
 // use or keep it; it is safe for concurrent use by different Owners.
 type Mutex struct {
-	c       *Client
-	name    string
-	channel string
+	c    *Client
+	name string
 	// local: acquisitions go through the Client's local waiter queue and releases may hand the
 	// lock over (cohort.go). Off for Options.NoLocalQueue and for the Mutex inside other lock
 	// kinds, whose grants need Redis (a fencing token per grant, a RedLock quorum).
 	local bool
 }
 
-// Mutex returns the reentrant lock stored at key name.
+// Mutex returns the reentrant lock stored at key name. It allocates nothing but the handle (the
+// unlock channel's name is built where it is needed), and a caller that keeps a copy of *m, or
+// lets the handle stay on its stack, makes a lock+unlock cycle's allocations lockcore's own.
 func (c *Client) Mutex(name string) *Mutex {
-	return &Mutex{c: c, name: name, channel: channelName(name), local: !c.opt.NoLocalQueue}
+	return &Mutex{c: c, name: name, local: !c.opt.NoLocalQueue}
 }
 
 // redisMutex returns the lock at key name without the local queue: every acquisition and
 // release goes through Redis, for lock kinds built on Mutex whose grants must (a fenced lock's
 // token, a RedLock's per-master attempts).
 func (c *Client) redisMutex(name string) *Mutex {
-	return &Mutex{c: c, name: name, channel: channelName(name)}
+	return &Mutex{c: c, name: name}
 }
 
 // Name returns the lock's key.
@@ -147,7 +148,7 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
-	return c.await(ctx, m.channel, wait, ttl, func() (int64, error) {
+	return c.await(ctx, channelName(m.name), wait, ttl, func() (int64, error) {
 		return m.try(ctx, owner, field, la)
 	})
 }
@@ -159,9 +160,9 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 	c.stats.attempts.Add(1)
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
 	// must still learn whether it got the lock, or the lock would be left held with nobody to
-	// release it. rueidis' connection timeouts bound the wait on a dead server.
-	res := lockScript.exec(detach(ctx), c.rdb, []string{m.name}, []string{la.arg, field})
-	pttl, err := res.AsInt64()
+	// release it. rueidis' connection timeouts bound the wait on a dead server. Only a wait in
+	// the batch queue, before anything is sent, ends with ctx.
+	pttl, err := c.run(ctx, opLock, m.name, la.arg, field)
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			c.holds.acquiredField(m.name, owner, field, la.arg, la.d, la.watchdog, c.now())
@@ -200,14 +201,13 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	if leaseArg == "" {
 		leaseArg = c.leaseArg
 	}
-	var res rueidis.RedisResult
+	var n int64
+	var err error
 	if w != nil {
-		res = passScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel},
-			[]string{unlockMessage, leaseArg, field, c.publishCmd, w.owner.field, w.la.arg, c.waiters.own(m.channel)})
+		n, err = c.run(ctx, opPass, m.name, leaseArg, field, w.owner.field, w.la.arg, c.waiters.own(channelName(m.name)))
 	} else {
-		res = unlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.channel}, []string{unlockMessage, leaseArg, field, c.publishCmd})
+		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
-	n, err := res.AsInt64()
 	outcome := releasedGone
 	switch {
 	case err != nil:
@@ -243,6 +243,21 @@ func (m *Mutex) HeldBy(owner Owner) (int, bool) {
 		return h.count, true
 	}
 	return 0, false
+}
+
+// HoldField returns the hash field under which Redis counts owner's holds of the lock, and
+// whether this Client's local table shows owner holding it. After an in-process hand-over it is
+// the field of the owner that took the lock through Redis, not owner.Field() (see Owner
+// identity in the package doc): whoever reads the lock hash to check a hold must read this one.
+// When owner holds no record it returns owner.Field() and false. It does not ask Redis.
+func (m *Mutex) HoldField(owner Owner) (string, bool) {
+	s := m.c.holds.shard(m.name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[m.name]; h != nil && h.owner == owner {
+		return h.field, true
+	}
+	return owner.field, false
 }
 
 // detach returns ctx without its cancellation, allocating only when ctx can be canceled.

@@ -53,6 +53,12 @@ type Options struct {
 	// on a Redis 7+ cluster, classic elsewhere (one INFO query in New).
 	PubSub PubSubMode
 
+	// NoBatch turns auto-batching off: every Mutex lock attempt and release is its own script
+	// call, however many goroutines issue them at once. By default, operations issued while a
+	// call of the same batch group (the Client on one server, one hash slot on a cluster) is in
+	// flight queue, and go out together as one script call when it returns (see batch.go).
+	NoBatch bool
+
 	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
 	// own attempts in Redis, and a releaser that asks again competes with the woken waiter, as
 	// before the queue existed. For comparison; it also turns hand-overs off.

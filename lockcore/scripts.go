@@ -104,12 +104,12 @@ type scriptCall struct {
 	keys, args []string
 }
 
-// execMulti runs the script once per call, all pipelined together. Calls answered NOSCRIPT are
+// execScripts runs calls[i] with scripts[i], all pipelined together; calls answered NOSCRIPT are
 // sent again with the body, in a second batch.
-func (s *script) execMulti(ctx context.Context, rdb rueidis.Client, calls []scriptCall) []rueidis.RedisResult {
+func execScripts(ctx context.Context, rdb rueidis.Client, scripts []*script, calls []scriptCall) []rueidis.RedisResult {
 	cmds := make(rueidis.Commands, len(calls))
 	for i, c := range calls {
-		cmds[i] = s.evalsha(rdb, c.keys, c.args)
+		cmds[i] = scripts[i].evalsha(rdb, c.keys, c.args)
 	}
 	res := rdb.DoMulti(ctx, cmds...)
 	var retry []int
@@ -121,7 +121,7 @@ func (s *script) execMulti(ctx context.Context, rdb rueidis.Client, calls []scri
 	if len(retry) > 0 {
 		cmds = cmds[:0]
 		for _, i := range retry {
-			cmds = append(cmds, s.eval(rdb, calls[i].keys, calls[i].args))
+			cmds = append(cmds, scripts[i].eval(rdb, calls[i].keys, calls[i].args))
 		}
 		for j, r := range rdb.DoMulti(ctx, cmds...) {
 			res[retry[j]] = r

@@ -35,41 +35,88 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 	// A renewal that cannot finish within the interval is pointless; the next tick tries again.
 	ctx, cancel := context.WithTimeout(c.ctx, c.opt.RenewInterval/2)
 	defer cancel()
-	// One pipelined batch per renewal script: plain locks, and the read-write lock's own renewals
-	// when it has holds of them.
-	groups := make(map[*script][]int, 1)
+	// One pipeline per tick. Plain locks renew by batchScript, one call per batch group (all of
+	// them on one server, one per hash slot on a cluster) of up to maxBatch renewals, or one
+	// renewScript call each with Options.NoBatch; read-write locks by their own renewal script,
+	// one call each.
+	var calls []scriptCall
+	var scripts []*script
+	var owners [][]int // per call, the renewals it carries
+	groups := make(map[uint16][]int, 1)
 	for i, r := range batch {
-		s := renewScript
 		if r.renewer != nil {
-			s = r.renewer.script
+			calls = append(calls, scriptCall{keys: r.renewer.keys, args: []string{r.leaseArg, r.field}})
+			scripts = append(scripts, r.renewer.script)
+			owners = append(owners, []int{i})
+			continue
 		}
-		groups[s] = append(groups[s], i)
+		var slot uint16
+		if c.batch.cluster {
+			slot = keySlot(r.name)
+		}
+		groups[slot] = append(groups[slot], i)
 	}
-	for s, idx := range groups {
-		calls := make([]scriptCall, len(idx))
-		for j, i := range idx {
-			r := batch[i]
-			keys := []string{r.name}
-			if r.renewer != nil {
-				keys = r.renewer.keys
+	for _, idx := range groups {
+		for len(idx) > 0 {
+			n := min(len(idx), maxBatch)
+			if c.opt.NoBatch {
+				n = 1
 			}
-			calls[j] = scriptCall{keys: keys, args: []string{r.leaseArg, r.field}}
-		}
-		for j, res := range s.execMulti(ctx, c.rdb, calls) {
-			r := batch[idx[j]]
-			n, err := res.AsInt64()
-			if err != nil {
-				// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
-				c.holds.retryRenewal(r.name, r.h)
+			part := idx[:n]
+			idx = idx[n:]
+			if n == 1 {
+				r := batch[part[0]]
+				calls = append(calls, scriptCall{keys: []string{r.name}, args: []string{r.leaseArg, r.field}})
+				scripts = append(scripts, renewScript)
+				owners = append(owners, part)
 				continue
 			}
-			c.renewals.Add(1)
-			if n == 0 {
-				c.holds.lost(r.name, r.h)
+			call := scriptCall{keys: make([]string, 0, n), args: make([]string, 1, 1+3*n)}
+			call.args[0] = c.publishCmd
+			for _, i := range part {
+				r := batch[i]
+				call.keys = append(call.keys, r.name)
+				call.args = append(call.args, "r", r.leaseArg, r.field)
 			}
+			calls = append(calls, call)
+			scripts = append(scripts, batchScript)
+			owners = append(owners, part)
+		}
+	}
+	for j, res := range execScripts(ctx, c.rdb, scripts, calls) {
+		idx := owners[j]
+		if scripts[j] != batchScript {
+			n, err := res.AsInt64()
+			c.renewed(batch[idx[0]], n, err)
+			continue
+		}
+		vals, err := res.ToArray()
+		if err == nil && len(vals) != len(idx) {
+			err = errBatchReply
+		}
+		for k, i := range idx {
+			if err != nil {
+				c.renewed(batch[i], 0, err)
+				continue
+			}
+			n, err := vals[k].AsInt64()
+			c.renewed(batch[i], n, err)
 		}
 	}
 	return batch
+}
+
+// renewed settles one renewal's reply: n is 1 when renewed, 0 when the lock is no longer held.
+func (c *Client) renewed(r renewal, n int64, err error) {
+	if err != nil {
+		// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
+		c.holds.retryRenewal(r.name, r.h)
+		return
+	}
+	c.renewals.Add(1)
+	if n == 0 {
+		c.holds.lost(r.name, r.h)
+	}
 }
 
 // now is the clock for lease bookkeeping: monotonic, so wall-clock jumps do not skip renewals.

@@ -1,0 +1,301 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Auto-batching of Mutex operations ("natural batching").
+//
+// Every Mutex lock attempt and release goes through a batch group: one per Client on a single
+// server or through sentinels, one per hash slot on a cluster (a script may only touch keys of
+// one slot, so a batch never draws CROSSSLOT). While fewer than maxInFlight calls of the group
+// are in flight, an operation goes out at once as its own script call, exactly the call it was
+// before batching (lockScript, unlockScript, passScript): a batch of one costs what it did, and
+// an idle Client adds no wait. Otherwise it queues; when a call of the group returns, everything
+// queued meanwhile (up to maxBatch) goes out as one batchScript call, and each caller gets its
+// own element of the reply. The wait an operation spends queued is therefore bounded by one
+// call's round trip, and Stats reports it.
+//
+// A lock attempt whose ctx ends while it is queued leaves the queue and never reaches Redis. Once
+// sent, an operation runs to its reply, as a single call does (see Mutex.try).
+
+const (
+	// maxInFlight is how many calls of one group may be in flight before operations queue. One
+	// keeps Redis busy with the previous batch while the next gathers and leaves the round trip
+	// as the only wait.
+	maxInFlight = 1
+	// maxBatch bounds the operations of one batchScript call, and so how long one call holds the
+	// server (every operation is a handful of hash commands).
+	maxBatch = 128
+)
+
+// errBatchReply is a batchScript reply without one element per operation.
+var errBatchReply = errors.New("lockcore: batch script reply does not match its operations")
+
+// opKind is one Mutex operation that batches.
+type opKind uint8
+
+const (
+	opLock   opKind = iota + 1 // lockScript: lease, field
+	opUnlock                   // unlockScript: lease, field
+	opPass                     // passScript: lease, field, waiter field, waiter lease, own
+)
+
+// opCodes are the opcodes of batchScript.
+var opCodes = [...]string{opLock: "l", opUnlock: "u", opPass: "p"}
+
+// op is one queued operation and, once answered, its result.
+type op struct {
+	kind opKind
+	name string
+	args [5]string
+	n    int
+	// done receives once: the result is in (n, err), or, with batch set, the op leads that
+	// batch and sends it.
+	done   chan struct{}
+	batch  *opBatch
+	queued int64 // Client.now when queued
+	res    int64
+	err    error
+}
+
+var opPool = sync.Pool{New: func() any { return &op{done: make(chan struct{}, 1)} }}
+
+// opBatch is the operations of one batchScript call, with its argument buffers, reused.
+type opBatch struct {
+	ops        []*op
+	keys, args []string
+}
+
+var batchPool = sync.Pool{New: func() any { return &opBatch{} }}
+
+// batchGroup is the operations that may share one script call.
+type batchGroup struct {
+	mu       sync.Mutex
+	inFlight int
+	queue    []*op
+}
+
+// batcher holds a Client's batch groups.
+type batcher struct {
+	cluster bool
+	one     batchGroup
+	// slots are the groups of a cluster's hash slots, made on first use; nil elsewhere.
+	slots *[clusterSlots]atomic.Pointer[batchGroup]
+}
+
+const clusterSlots = 16384
+
+func (b *batcher) init(cluster bool) {
+	b.cluster = cluster
+	if cluster {
+		b.slots = new([clusterSlots]atomic.Pointer[batchGroup])
+	}
+}
+
+// group returns the batch group of the lock name.
+func (b *batcher) group(name string) *batchGroup {
+	if !b.cluster {
+		return &b.one
+	}
+	p := &b.slots[keySlot(name)]
+	if g := p.Load(); g != nil {
+		return g
+	}
+	p.CompareAndSwap(nil, &batchGroup{})
+	return p.Load()
+}
+
+// run performs one Mutex operation, batched when Options.Batch allows, and returns its script's
+// result as an int64, or an error (rueidis.Nil for a nil reply). Once sent, the call is not
+// canceled by ctx; ctx only ends a wait in the queue, and only for lock attempts.
+func (c *Client) run(ctx context.Context, kind opKind, name string, args ...string) (int64, error) {
+	if c.opt.NoBatch {
+		return c.single(ctx, kind, name, args)
+	}
+	g := c.batch.group(name)
+	g.mu.Lock()
+	if g.inFlight < maxInFlight && len(g.queue) == 0 {
+		g.inFlight++
+		g.mu.Unlock()
+		n, err := c.single(ctx, kind, name, args)
+		c.finish(g)
+		return n, err
+	}
+	o := opPool.Get().(*op)
+	o.kind, o.name, o.n = kind, name, copy(o.args[:], args)
+	o.queued = c.now()
+	g.queue = append(g.queue, o)
+	g.mu.Unlock()
+
+	var done <-chan struct{}
+	if kind == opLock {
+		done = ctx.Done()
+	}
+	select {
+	case <-o.done:
+	case <-done:
+		if c.dequeue(g, o) {
+			c.putOp(o)
+			return 0, ctx.Err()
+		}
+		<-o.done // taken into a batch already: its answer is on the way
+	}
+	if b := o.batch; b != nil {
+		c.sendBatch(ctx, b)
+		c.finish(g)
+	}
+	n, err := o.res, o.err
+	c.putOp(o)
+	return n, err
+}
+
+func (c *Client) putOp(o *op) {
+	*o = op{done: o.done}
+	opPool.Put(o)
+}
+
+// dequeue takes o out of g's queue; false if a batch took it first.
+func (c *Client) dequeue(g *batchGroup, o *op) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, q := range g.queue {
+		if q == o {
+			copy(g.queue[i:], g.queue[i+1:])
+			g.queue[len(g.queue)-1] = nil
+			g.queue = g.queue[:len(g.queue)-1]
+			return true
+		}
+	}
+	return false
+}
+
+// finish ends one call of g: if operations queued meanwhile, they go out as the next batch, led
+// by the first of them; the call's in-flight slot passes to that batch.
+func (c *Client) finish(g *batchGroup) {
+	g.mu.Lock()
+	if len(g.queue) == 0 {
+		g.inFlight--
+		g.mu.Unlock()
+		return
+	}
+	b := batchPool.Get().(*opBatch)
+	n := min(len(g.queue), maxBatch)
+	b.ops = append(b.ops[:0], g.queue[:n]...)
+	rest := copy(g.queue, g.queue[n:])
+	clear(g.queue[rest:])
+	g.queue = g.queue[:rest]
+	g.mu.Unlock()
+	lead := b.ops[0]
+	lead.batch = b
+	lead.done <- struct{}{}
+}
+
+// sendBatch runs b and answers each of its operations; the leader (b.ops[0]) reads its own.
+func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
+	now := c.now()
+	var waited int64
+	for _, o := range b.ops {
+		waited += now - o.queued
+	}
+	c.stats.queueWait.Add(waited)
+	c.stats.queued.Add(int64(len(b.ops)))
+	if len(b.ops) == 1 {
+		o := b.ops[0]
+		o.res, o.err = c.single(ctx, o.kind, o.name, o.args[:o.n])
+	} else {
+		c.stats.batches.Add(1)
+		c.stats.batchedOps.Add(int64(len(b.ops)))
+		b.keys, b.args = b.keys[:0], append(b.args[:0], c.publishCmd)
+		for _, o := range b.ops {
+			b.keys = append(b.keys, o.name)
+			b.args = append(b.args, opCodes[o.kind])
+			b.args = append(b.args, o.args[:o.n]...)
+		}
+		res := batchScript.exec(detach(ctx), c.rdb, b.keys, b.args)
+		vals, err := res.ToArray()
+		if err == nil && len(vals) != len(b.ops) {
+			err = errBatchReply
+		}
+		for i, o := range b.ops {
+			if err != nil {
+				o.res, o.err = 0, err
+				continue
+			}
+			o.res, o.err = vals[i].AsInt64()
+		}
+		clear(b.keys)
+		clear(b.args)
+	}
+	for _, o := range b.ops[1:] {
+		o.done <- struct{}{}
+	}
+	clear(b.ops)
+	b.ops = b.ops[:0]
+	batchPool.Put(b)
+}
+
+// single runs one operation as its own script call, as lockcore did before batching.
+func (c *Client) single(ctx context.Context, kind opKind, name string, args []string) (int64, error) {
+	ctx = detach(ctx)
+	var res rueidis.RedisResult
+	switch kind {
+	case opLock:
+		res = lockScript.exec(ctx, c.rdb, []string{name}, args)
+	case opUnlock:
+		res = unlockScript.exec(ctx, c.rdb, []string{name, channelName(name)},
+			[]string{unlockMessage, args[0], args[1], c.publishCmd})
+	case opPass:
+		res = passScript.exec(ctx, c.rdb, []string{name, channelName(name)},
+			[]string{unlockMessage, args[0], args[1], c.publishCmd, args[2], args[3], args[4]})
+	}
+	return res.AsInt64()
+}
+
+// keySlot is the Redis cluster hash slot of key: CRC16 (XMODEM) of its hash tag, or of the whole
+// key when it has none, modulo 16384.
+func keySlot(key string) uint16 {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						key = key[i+1 : j]
+					}
+					return crc16(key) % clusterSlots
+				}
+			}
+			break
+		}
+	}
+	return crc16(key) % clusterSlots
+}
+
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// batchWait converts Stats' queue wait to a duration per queued operation.
+func batchWait(total, n int64) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(total / n)
+}

@@ -1,0 +1,99 @@
+package lockcore
+
+// batchScript runs several Mutex operations of one hash slot in one call, each with exactly the
+// Redis effects of its own script (lockScript, unlockScript, passScript, renewScript): the same
+// keys, fields, leases, channel, message and return value, in queue order. A Redisson client on
+// the same lock cannot tell a batched operation from a single one.
+//
+// KEYS[i] is the lock of operation i. ARGV[1] is the publish command ("publish" or "spublish");
+// then, per operation in KEYS order, its opcode and arguments:
+//
+//	l lease field                          lock      -> nil when held, else PTTL
+//	u lease field                          unlock    -> nil not held, 0 holds remain, 1 released
+//	p lease field wfield wlease own        pass      -> as u, or 2 when taken for the waiter
+//	r lease field                          renew     -> 1 renewed, 0 not held
+//
+// A release reads the hold count (HGET) instead of asking HEXISTS: a last hold (count "1") is
+// deleted with the key at once, one call fewer than HEXISTS, HINCRBY to 0, DEL, with the same
+// result in the keyspace, on the channel and in the reply; any other count is decremented by
+// HINCRBY as unlockScript does, so malformed counts fail as they fail there.
+//
+// The reply is an array with one element per operation. The unlock channel is built here from
+// the lock name, as tagged builds it in Go, so that it costs the client nothing to send. The
+// first command of each operation that touches the lock's type runs through redis.pcall: a key of
+// the wrong type fails that operation alone (its element is the error), as it would fail only
+// its own script call, and the operations after it still run.
+var batchScript = newScript(`
+local pub = ARGV[1]
+local out = {}
+local a = 2
+for i = 1, #KEYS do
+  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local r
+  if op == 'p' then
+    a = a + 6
+  else
+    a = a + 3
+  end
+  if op == 'l' then
+    local held = 0
+    if redis.call('exists', k) == 1 then
+      held = redis.pcall('hexists', k, f)
+      if held == 0 then
+        held = -1
+      end
+    end
+    if type(held) == 'table' then
+      r = held
+    elseif held == -1 then
+      r = redis.call('pttl', k)
+    else
+      redis.call('hincrby', k, f, 1)
+      redis.call('pexpire', k, lease)
+      r = false
+    end
+  elseif op == 'r' then
+    local held = redis.pcall('hexists', k, f)
+    if type(held) == 'table' then
+      r = held
+    elseif held == 1 then
+      redis.call('pexpire', k, lease)
+      r = 1
+    else
+      r = 0
+    end
+  else
+    local held = redis.pcall('hget', k, f)
+    local left = 0
+    if held and type(held) ~= 'table' and held ~= '1' then
+      left = redis.pcall('hincrby', k, f, -1)
+    end
+    if type(held) == 'table' then
+      r = held
+    elseif not held then
+      r = false
+    elseif type(left) == 'table' then
+      r = left
+    elseif left > 0 then
+      redis.call('pexpire', k, lease)
+      r = 0
+    else
+      redis.call('del', k)
+      local ch
+      if string.find(k, '{', 1, true) then
+        ch = 'redisson_lock__channel:' .. k
+      else
+        ch = 'redisson_lock__channel:{' .. k .. '}'
+      end
+      local heard = redis.call(pub, ch, '0')
+      r = 1
+      if op == 'p' and heard <= tonumber(ARGV[a - 1]) then
+        redis.call('hincrby', k, ARGV[a - 3], 1)
+        redis.call('pexpire', k, ARGV[a - 2])
+        r = 2
+      end
+    end
+  end
+  out[i] = r
+end
+return out`)

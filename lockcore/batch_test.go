@@ -1,0 +1,345 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/redis/rueidis"
+)
+
+// gateClient is a real rueidis client whose next Do, once armed, waits for the gate to open:
+// the call in flight that makes every operation after it queue for a batch.
+type gateClient struct {
+	rueidis.Client
+	armed   atomic.Bool
+	blocked atomic.Int64
+	gate    chan struct{}
+}
+
+func (g *gateClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if g.armed.CompareAndSwap(true, false) {
+		g.blocked.Add(1)
+		<-g.gate
+	}
+	return g.Client.Do(ctx, cmd)
+}
+
+// gatedClient returns a lockcore Client on e whose next call blocks until open is called.
+func gatedClient(t *testing.T, e *testEnv, opt Options) (*Client, *gateClient) {
+	t.Helper()
+	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: e.opt.InitAddress, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rdb.Close)
+	gc := &gateClient{Client: rdb, gate: make(chan struct{})}
+	opt.Client = gc
+	return e.client(t, opt), gc
+}
+
+// queued returns how many operations wait in c's batch queue (one server: one group).
+func (c *Client) queued() int {
+	g := &c.batch.one
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+// Operations queued behind a call in flight go out as one script call, and each caller gets its
+// own answer: a grant, a lock taken by another client, an unlock by a non-owner.
+func TestBatchDemultiplexesResults(t *testing.T) {
+	e := newEnv(t)
+	c, gc := gatedClient(t, e, Options{})
+	other := e.client(t, Options{})
+	ctx := ctxT(t, 20*time.Second)
+	const n = 24
+	holder := other.NewOwner()
+	for i := range n {
+		if i%3 == 0 {
+			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Lock(ctx, holder); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	gc.armed.Store(true)
+	firstOwner := c.NewOwner()
+	first := make(chan error, 1)
+	go func() { first <- c.Mutex("first").Lock(ctx, firstOwner) }()
+	waitFor(t, func() bool { return gc.blocked.Load() == 1 })
+
+	type result struct {
+		ok  bool
+		err error
+	}
+	results := make([]chan result, n)
+	owners := make([]Owner, n)
+	for i := range n {
+		results[i] = make(chan result, 1)
+		owners[i] = c.NewOwner()
+		go func() {
+			var r result
+			switch i % 3 {
+			case 0:
+				r.ok, r.err = c.Mutex(fmt.Sprintf("taken:%d", i)).TryLock(ctx, owners[i], 0, 0)
+			case 1:
+				r.err = c.Mutex(fmt.Sprintf("free:%d", i)).Lock(ctx, owners[i])
+				r.ok = r.err == nil
+			case 2:
+				r.err = c.Mutex(fmt.Sprintf("never:%d", i)).Unlock(ctx, owners[i])
+			}
+			results[i] <- r
+		}()
+	}
+	waitFor(t, func() bool { return c.queued() == n })
+	before := c.Stats()
+	close(gc.gate)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		r := <-results[i]
+		switch i % 3 {
+		case 0:
+			if r.ok || r.err != nil {
+				t.Errorf("TryLock of a lock another client holds = %v, %v; want false, nil", r.ok, r.err)
+			}
+		case 1:
+			if !r.ok {
+				t.Errorf("Lock of a free lock: %v", r.err)
+			} else if got := e.int(t, "HGET", fmt.Sprintf("free:%d", i), owners[i].Field()); got != 1 {
+				t.Errorf("free:%d hold count %d, want 1", i, got)
+			}
+		case 2:
+			if !errors.Is(r.err, ErrNotOwner) {
+				t.Errorf("Unlock by a non-owner = %v, want ErrNotOwner", r.err)
+			}
+		}
+	}
+	s := c.Stats()
+	if s.Batches-before.Batches != 1 || s.BatchedOps-before.BatchedOps != n {
+		t.Errorf("%d batches carrying %d operations; want the %d queued in one", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
+	}
+	if s.Queued < n || s.QueueWait <= 0 {
+		t.Errorf("Stats: %d queued, mean wait %v; want %d queued and a wait", s.Queued, s.QueueWait, n)
+	}
+	for i := range n {
+		if i%3 == 1 {
+			if err := c.Mutex(fmt.Sprintf("free:%d", i)).Unlock(ctx, owners[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 == 0 {
+			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Unlock(ctx, holder); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := c.Mutex("first").Unlock(ctx, firstOwner); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+// A lock attempt whose ctx ends while it waits in the batch queue returns at once with ctx's
+// error and never reaches Redis; the lock stays free and the local queue moves on.
+func TestBatchQueuedAttemptCanceled(t *testing.T) {
+	e := newEnv(t)
+	c, gc := gatedClient(t, e, Options{})
+	ctx := ctxT(t, 20*time.Second)
+	gc.armed.Store(true)
+	firstOwner := c.NewOwner()
+	first := make(chan error, 1)
+	go func() { first <- c.Mutex("first").Lock(ctx, firstOwner) }()
+	waitFor(t, func() bool { return gc.blocked.Load() == 1 })
+
+	cctx, cancel := context.WithCancel(ctx)
+	victim := make(chan error, 1)
+	go func() { victim <- c.Mutex("victim").Lock(cctx, c.NewOwner()) }()
+	waitFor(t, func() bool { return c.queued() == 1 })
+	cancel()
+	// The gate is still closed: only leaving the queue can end this wait.
+	if err := <-victim; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled queued Lock = %v, want context.Canceled", err)
+	}
+	if q := c.queued(); q != 0 {
+		t.Fatalf("%d operations still queued after the cancel", q)
+	}
+	close(gc.gate)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if n := e.int(t, "EXISTS", "victim"); n != 0 {
+		t.Fatal("the canceled attempt took the lock")
+	}
+	later := c.NewOwner()
+	if ok, err := c.Mutex("victim").TryLock(ctx, later, 0, 0); !ok || err != nil {
+		t.Fatalf("TryLock after the canceled attempt = %v, %v; want the lock", ok, err)
+	}
+	if c.Stats().Batches != 0 {
+		t.Fatal("the canceled attempt went out in a batch")
+	}
+	if err := c.Mutex("first").Unlock(ctx, firstOwner); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mutex("victim").Unlock(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+// batchScript does what each single script does: grants and PTTLs, renewals, partial and full
+// releases, the unlock message on Redisson's channel (hash-tagged names included), and a key of
+// the wrong type fails its own operation only.
+func TestBatchScriptMatchesSingleScripts(t *testing.T) {
+	e := newEnv(t)
+	ctx := ctxT(t, 10*time.Second)
+	e.do(t, "SET", "str", "x")
+	sub, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: e.opt.InitAddress, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Close)
+	msgs := make(chan string, 4)
+	subCtx, stop := context.WithCancel(ctx)
+	go func() {
+		sub.Receive(subCtx, sub.B().Subscribe().Channel("redisson_lock__channel:{a}", "redisson_lock__channel:x{t}y").Build(),
+			func(m rueidis.PubSubMessage) { msgs <- m.Channel + "=" + m.Message })
+	}()
+	waitFor(t, func() bool { return e.numsub(t, "redisson_lock__channel:x{t}y") == 1 })
+	defer stop()
+
+	run := func(keys []string, args ...string) []rueidis.RedisMessage {
+		t.Helper()
+		vals, err := batchScript.exec(ctx, e.rdb, keys, append([]string{"publish"}, args...)).ToArray()
+		if err != nil || len(vals) != len(keys) {
+			t.Fatalf("batch %v: %d replies, %v", keys, len(vals), err)
+		}
+		return vals
+	}
+	isNil := func(m rueidis.RedisMessage) bool { return m.IsNil() }
+	num := func(m rueidis.RedisMessage) int64 {
+		n, err := m.AsInt64()
+		if err != nil {
+			t.Fatalf("reply %v: %v", m, err)
+		}
+		return n
+	}
+	// a: taken twice by f1 (reentry), refused to f2; x{t}y taken; str is a string.
+	v := run([]string{"a", "a", "a", "str", "x{t}y"},
+		"l", "1000", "f1", "l", "1000", "f1", "l", "1000", "f2", "l", "1000", "f1", "l", "1000", "f1")
+	if !isNil(v[0]) || !isNil(v[1]) || isNil(v[2]) || num(v[2]) <= 0 || !isNil(v[4]) {
+		t.Fatalf("lock replies %v", v)
+	}
+	if _, ok := rueidis.IsRedisErr(v[3].Error()); !ok {
+		t.Fatalf("lock of a string key replied %v, want a WRONGTYPE error", v[3])
+	}
+	if got := e.int(t, "HGET", "a", "f1"); got != 2 {
+		t.Fatalf("reentrant count %d, want 2", got)
+	}
+	// Renew f1 on a for 60 s, f2 is not held; partial unlock keeps the lease.
+	v = run([]string{"a", "a", "a"}, "r", "60000", "f1", "r", "60000", "f2", "u", "60000", "f1")
+	if num(v[0]) != 1 || num(v[1]) != 0 || num(v[2]) != 0 {
+		t.Fatalf("renew/partial unlock replies %v", v)
+	}
+	if pttl := e.int(t, "PTTL", "a"); pttl <= 1000 {
+		t.Fatalf("PTTL %d after renewal to 60 s", pttl)
+	}
+	// Full releases publish "0" on each lock's channel; a non-owner gets nil; a pass with a
+	// subscriber somewhere (our subscription, 0 of them our own) leaves the lock free.
+	v = run([]string{"a", "a", "str", "x{t}y"}, "u", "1000", "f1", "u", "1000", "f1", "u", "1000", "f1", "p", "1000", "f1", "w", "1000", "0")
+	if num(v[0]) != 1 || !isNil(v[1]) || num(v[3]) != 1 {
+		t.Fatalf("unlock replies %v", v)
+	}
+	if _, ok := rueidis.IsRedisErr(v[2].Error()); !ok {
+		t.Fatalf("unlock of a string key replied %v, want a WRONGTYPE error", v[2])
+	}
+	got := map[string]bool{}
+	for range 2 {
+		select {
+		case m := <-msgs:
+			got[m] = true
+		case <-ctx.Done():
+			t.Fatalf("release messages: got %v", got)
+		}
+	}
+	if !got["redisson_lock__channel:{a}=0"] || !got["redisson_lock__channel:x{t}y=0"] {
+		t.Fatalf("release messages %v", got)
+	}
+	// With the only subscriber counted as our own, a pass grants the waiter in the same call.
+	run([]string{"x{t}y"}, "l", "1000", "f1")
+	v = run([]string{"x{t}y"}, "p", "1000", "f1", "w", "5000", "1")
+	if num(v[0]) != 2 || e.int(t, "HGET", "x{t}y", "w") != 1 {
+		t.Fatalf("pass reply %v", v)
+	}
+	e.do(t, "DEL", "x{t}y")
+	e.do(t, "DEL", "str")
+	stop()
+	e.assertNoKeys(t)
+}
+
+// On a cluster, batches form per hash slot: keys sharing hash tags batch, keys of other slots
+// on the same node never meet in one call (no CROSSSLOT), and mutual exclusion holds.
+func TestBatchOnClusterStaysInSlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 6-node cluster")
+	}
+	cl := redistest.NewCluster(t)
+	e := newEnvFor(t, rueidis.ClientOption{InitAddress: cl.Addrs()}, cl.Masters(), true)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 60*time.Second)
+	const workers, rounds, tags, perTag = 32, 150, 6, 4
+	var occupancy [tags * perTag]atomic.Int32
+	var violations atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := c.NewOwner()
+			for i := range rounds {
+				k := (w*7 + i) % (tags * perTag)
+				m := c.Mutex(fmt.Sprintf("{tag%d}:k%d", k%tags, k/tags))
+				if err := m.Lock(ctx, o); err != nil {
+					errs <- err
+					return
+				}
+				if occupancy[k].Add(1) != 1 {
+					violations.Add(1)
+				}
+				occupancy[k].Add(-1)
+				if err := m.Unlock(ctx, o); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d mutual exclusion violations", v)
+	}
+	s := c.Stats()
+	if s.Batches == 0 {
+		t.Fatalf("no batch formed over %d keys in %d slots: %+v", tags*perTag, tags, s)
+	}
+	t.Logf("%d batches carried %d of %d operations", s.Batches, s.BatchedOps, 2*workers*rounds)
+	e.assertNoKeys(t)
+	// keySlot agrees with the server on plain keys and on every hash-tag rule.
+	for _, key := range []string{"123456789", "foo", "{tag1}:k0", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}", "a{", "}b{c}", ""} {
+		want := e.int(t, "CLUSTER", "KEYSLOT", key)
+		if got := keySlot(key); int64(got) != want {
+			t.Errorf("keySlot(%q) = %d, the server says %d", key, got, want)
+		}
+	}
+}
