@@ -54,10 +54,16 @@ func (c Case) Get(name string) string {
 // keep apart runs that differ in it, in summaries, gates and comparisons.
 const caseTag = "case"
 
+// caseOmitZero, after caseTag ("case,omitzero"), leaves a field out of the
+// case while it is zero: a field that only some runs use (an open loop's
+// rate) then leaves the cases of the others, and of older files, as they were.
+const caseOmitZero = "omitzero"
+
 // caseField is one tagged Run field: its index and JSON name.
 type caseField struct {
-	index []int
-	name  string
+	index    []int
+	name     string
+	omitZero bool
 }
 
 var caseFields = sync.OnceValue(func() []caseField {
@@ -65,27 +71,33 @@ var caseFields = sync.OnceValue(func() []caseField {
 	t := reflect.TypeFor[Run]()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Tag.Get("lockbench") != caseTag {
+		tag, opt, _ := strings.Cut(f.Tag.Get("lockbench"), ",")
+		if tag != caseTag {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, caseField{f.Index, name})
+		out = append(out, caseField{f.Index, name, opt == caseOmitZero})
 	}
 	return out
 })
 
 // Case returns what r ran: its workload, then the topology as the user named
 // it (TopologySpec, or Topology in files from before specs), then every other
-// field tagged `lockbench:"case"` in declaration order. It is safe for
+// field tagged `lockbench:"case"` in declaration order, but those tagged
+// `lockbench:"case,omitzero"` while zero. It is safe for
 // concurrent use.
 func (r *Run) Case() Case {
 	v := reflect.ValueOf(r).Elem()
 	c := make(Case, 0, len(caseFields())+1)
 	for _, f := range caseFields() {
-		c = append(c, Label{f.name, caseValue(v.FieldByIndex(f.index))})
+		fv := v.FieldByIndex(f.index)
+		if f.omitZero && fv.IsZero() {
+			continue
+		}
+		c = append(c, Label{f.name, caseValue(fv)})
 		if f.name == "workload" {
 			c = append(c, Label{"topology", topologyLabel(r)})
 		}

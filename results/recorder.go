@@ -30,6 +30,9 @@ const (
 type Recorder struct {
 	acquire, release, cycle *hdrhistogram.Histogram
 	errors                  map[string]int64
+	// service and lag serve an open loop (see NewOpenLoopRecorder): nil and 0 otherwise.
+	service *hdrhistogram.Histogram
+	lag     time.Duration
 	// interval is what was recorded since a Timeline last sampled this recorder; nil when no
 	// Timeline samples it. Set before the recorder is used, never changed after.
 	interval *interval
@@ -62,6 +65,10 @@ func NewRecorder() *Recorder {
 func (r *Recorder) Record(acquire, release, cycle time.Duration) {
 	// The values are clamped into range, so RecordValue cannot fail.
 	a := micros(acquire)
+	if r.service != nil {
+		_ = r.service.RecordValue(a)
+		a = micros(acquire + r.lag)
+	}
 	_ = r.acquire.RecordValue(a)
 	_ = r.release.RecordValue(micros(release))
 	_ = r.cycle.RecordValue(micros(cycle))

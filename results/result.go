@@ -30,6 +30,8 @@ type Histograms struct {
 	Acquire string `json:"acquire"`
 	Release string `json:"release"`
 	Cycle   string `json:"cycle"`
+	// Service is an open loop's acquire latency from the actual start; empty otherwise.
+	Service string `json:"service,omitempty"`
 }
 
 // Run is one benchmark run in a result file: what was run, and what was
@@ -56,6 +58,15 @@ type Run struct {
 	HoldUS       float64  `json:"hold_us" lockbench:"case"`
 	Seed         int64    `json:"seed"`
 	WarmupS      float64  `json:"warmup_s"`
+	// Pacing is PacingClosed or PacingOpen; empty in files from before open loops (closed).
+	// It is no case label of its own: TargetRate tells the pacings apart, and leaving it out
+	// keeps closed-loop cases those of older files.
+	Pacing string `json:"pacing,omitempty"`
+	// Arrival and TargetRate are an open loop's arrival process (uniform, poisson) and target
+	// acquisitions/s summed over all workers; empty and 0 in a closed loop, whose case then
+	// leaves them out ("omitzero").
+	Arrival    string  `json:"arrival,omitempty" lockbench:"case,omitzero"`
+	TargetRate float64 `json:"target_rate,omitempty" lockbench:"case,omitzero"`
 
 	// DurationS is the measured, not the planned, duration of the recorded
 	// phase in seconds; an interrupted run is shorter than planned.
@@ -65,6 +76,13 @@ type Run struct {
 	AcquireLatencyUS Percentiles `json:"acquire_latency_us"`
 	ReleaseLatencyUS Percentiles `json:"release_latency_us"`
 	CycleLatencyUS   Percentiles `json:"cycle_latency_us"`
+	// An open loop's measurements (see SetOpenLoop); zero in a closed loop. AcquireLatencyUS
+	// is then from each attempt's intended start, ServiceLatencyUS from its actual start.
+	AchievedRate     float64      `json:"achieved_rate,omitempty"`
+	Late             int64        `json:"late,omitempty"`
+	Dropped          int64        `json:"dropped,omitempty"`
+	Saturated        bool         `json:"saturated,omitempty"`
+	ServiceLatencyUS *Percentiles `json:"service_latency_us,omitempty"`
 	// Violations counts the safety violations of every kind the workload's checker observed:
 	// two holders of one lock at once, and fencing tokens out of grant order. Unlike the
 	// measured figures it includes the warm-up, because a breach is a breach whenever it
@@ -101,6 +119,17 @@ type Run struct {
 	ServerCPUUS               float64 `json:"server_cpu_us,omitempty"`
 	ServerCPUPerAcquisitionUS float64 `json:"server_cpu_per_acquisition_us,omitempty"`
 
+	// Fairness is how evenly the measured phase's grants went to the workers, and to the
+	// processes of a run made by several (see Fairness); nil in files from before it.
+	Fairness *Fairness `json:"fairness,omitempty"`
+	// Holds is what the reentrancy and longhold workloads checked about their holds in Redis
+	// (see HoldChecks); nil for other workloads.
+	Holds *HoldChecks `json:"holds,omitempty"`
+
+	// Audit is the post-run scan for keys the run left behind (see Audit); nil in files from
+	// before it, and for runs written by callers that do not audit.
+	Audit *Audit `json:"audit,omitempty"`
+
 	// DriverCounts is the driver's own account of its work over the measured phase, for drivers
 	// that keep one (nil otherwise): why cmds/acq and the latencies are what they are.
 	DriverCounts *DriverCounts `json:"driver_counts,omitempty"`
@@ -113,6 +142,9 @@ type Run struct {
 	// each second's histogram); nil in files from before timelines, and for runs that never
 	// reached the measured phase.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Fleet is the generator processes of a run made by several (lockbench run --procs,
+	// lockbench worker, lockbench merge).
+	Fleet *Fleet `json:"fleet,omitempty"`
 }
 
 // Fill sets the measured fields of r from s and the elapsed time of the
@@ -151,6 +183,14 @@ func (r *Run) Fill(s *Stats, elapsed time.Duration) error {
 	}
 	if r.Histograms.Cycle, err = encode(s.Cycle); err != nil {
 		return fmt.Errorf("encode cycle histogram: %w", err)
+	}
+	r.ServiceLatencyUS, r.Histograms.Service = nil, ""
+	if s.Service != nil {
+		p := percentiles(s.Service)
+		r.ServiceLatencyUS = &p
+		if r.Histograms.Service, err = encode(s.Service); err != nil {
+			return fmt.Errorf("encode service-time histogram: %w", err)
+		}
 	}
 	return nil
 }

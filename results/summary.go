@@ -46,6 +46,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	} else {
 		writeRunTable(&buf, runs)
 	}
+	writeOpenLoop(&buf, runs)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeNodes(&buf, groups, label)
 	_, err := w.Write(buf.Bytes())

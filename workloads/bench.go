@@ -25,6 +25,10 @@ type Plan struct {
 	CommandStats func(ctx context.Context) (results.CommandStats, error)
 	// Progress, if set, is called about once a second during each phase.
 	Progress func(Progress)
+	// StartAt, if set, is when the warm-up starts, after the driver has connected: several
+	// processes given one StartAt load the server together (lockbench run --procs, lockbench
+	// worker). Zero: at once.
+	StartAt time.Time
 }
 
 // Progress is a running phase's state, for progress output.
@@ -56,7 +60,8 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		WarmupS:     cfg.Warmup.Seconds(),
 		StartedAt:   time.Now().UTC(),
 	}
-	if err := cfg.Validate(); err != nil {
+	setPacing(&run, &cfg)
+	if err := CheckConfig(p.Workload, cfg); err != nil {
 		return run, err
 	}
 	if !p.Driver.Kinds().Has(p.Workload.Needs()) {
@@ -74,6 +79,13 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	}
 	defer locker.Close()
 	run.DriverSettings = locker.Settings()
+	if !waitUntil(ctx, p.StartAt) {
+		run.Incomplete = "interrupted before the common start time"
+		return run, run.Fill(results.Merge(), 0)
+	}
+	if !p.StartAt.IsZero() {
+		run.StartedAt = time.Now().UTC()
+	}
 
 	// Releases outlive the phase by a grace period, so a run that ends mid-cycle gives its locks
 	// back, but a dead server cannot hold the run hostage.
@@ -85,10 +97,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	defer stopGrace()
 
 	inst := p.Workload.Start(&cfg)
-	loop := &ClosedLoop{Cyclers: make([]Cycler, cfg.Concurrency)}
-	for i := range loop.Cyclers {
-		loop.Cyclers[i] = inst.NewCycler(i, locker.NewWorker(), release)
+	cyclers := make([]Cycler, cfg.Concurrency)
+	for i := range cyclers {
+		cyclers[i] = inst.NewCycler(i, locker.NewWorker(), release)
 	}
+	loop := newPacer(&cfg, cyclers)
 
 	if cfg.Warmup > 0 {
 		ph := loop.NewPhase(false)
@@ -113,6 +126,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if counting != nil {
 		countsBefore = counting.Counters()
 	}
+	renewalsBefore := renewalCount(locker)
 	timeline := results.NewTimelineRecorder(ph.Recorders, results.DefaultTimelineInterval)
 	cpuBefore, cpuOK := processCPU()
 	timeline.Start()
@@ -132,7 +146,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		}
 	}
 	run.Timeline = tl
+	recordPacing(&run, &cfg, ph)
+	run.SetWorkerFairness(results.WorkerAcquisitions(ph.Recorders))
 	recordSafety(&run, inst)
+	recordFairness(&run, ph.Recorders, inst)
+	recordHolds(&run, inst, renewalsDelta(renewalsBefore, renewalCount(locker)))
 	run.Complete = !ph.Interrupted
 	if ph.Interrupted {
 		run.Incomplete = fmt.Sprintf("interrupted after %.1fs of %v", ph.Elapsed.Seconds(), cfg.Duration)

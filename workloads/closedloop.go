@@ -24,6 +24,8 @@ type Phase struct {
 	Elapsed time.Duration
 	// Interrupted is true when the parent context ended before the phase's time was up.
 	Interrupted bool
+	// Open is an open loop's account of its schedule, set when Run returns; nil in a closed loop.
+	Open *OpenStats
 
 	done []paddedCounter
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/pacing"
 )
 
 // Defaults for Config, written down once; the CLI shows them in --help.
@@ -24,6 +26,10 @@ const (
 	DefaultFanout = 3
 	// MaxFanout bounds Fanout: a MultiLock takes its locks one call after another.
 	MaxFanout = 1000
+	// DefaultDepth is how deep a reentrancy cycle nests its acquisitions of one lock.
+	DefaultDepth = 3
+	// MaxDepth bounds Depth: every level is at least one round trip, and more checks its count.
+	MaxDepth = 1000
 	// DefaultReleaseTimeout bounds one release; a release is attempted even after the run's end.
 	DefaultReleaseTimeout = 5 * time.Second
 	// ErrorBackoff is how long a worker pauses after a failed acquire or release.
@@ -65,6 +71,19 @@ type Config struct {
 	// Fanout is how many distinct keys a multilock cycle takes, 1 to min(Keys, MaxFanout).
 	// Zero means DefaultFanout, or Keys if fewer.
 	Fanout int
+	// Rate, when positive, runs an open loop (see OpenLoop): attempts start on a schedule of
+	// Rate acquisitions/s summed over all workers, and Concurrency caps the attempts in flight.
+	// Zero runs the closed loop.
+	Rate float64
+	// Arrival is the open loop's arrival process, pacing.Uniform or pacing.Poisson; empty
+	// means pacing.DefaultArrival. It needs Rate.
+	Arrival string
+	// Shared, when set, holds the safety checkers' per-key state in memory other processes map
+	// too, so that they see every process's holders (lockbench run --procs). Nil: private memory.
+	Shared *Shared
+	// Depth is how many times a reentrancy cycle takes its lock, nested, 1 to MaxDepth. Zero
+	// means DefaultDepth.
+	Depth int
 }
 
 // Fill sets defaults for zero fields.
@@ -102,6 +121,12 @@ func (c *Config) Fill() {
 	if c.Fanout == 0 {
 		c.Fanout = min(DefaultFanout, c.Keys)
 	}
+	if c.Rate > 0 && c.Arrival == "" {
+		c.Arrival = pacing.DefaultArrival
+	}
+	if c.Depth == 0 {
+		c.Depth = DefaultDepth
+	}
 }
 
 // Validate reports the first invalid field, wrapping ErrBadConfig.
@@ -126,6 +151,14 @@ func (c *Config) Validate() error {
 		return bad("read ratio %v: want 0..1", c.ReadRatio)
 	case c.Fanout < 1 || c.Fanout > min(c.Keys, MaxFanout):
 		return bad("fanout %d: want 1..%d (at most the number of keys, and %d)", c.Fanout, min(c.Keys, MaxFanout), MaxFanout)
+	case c.Rate == 0 && c.Arrival != "":
+		return bad("arrival %q needs a rate: arrivals pace an open loop", c.Arrival)
+	case c.Depth < 1 || c.Depth > MaxDepth:
+		return bad("depth %d: want 1..%d", c.Depth, MaxDepth)
+	case c.Rate != 0:
+		if err := pacing.Check(c.Rate, c.Arrival); err != nil {
+			return bad("%v", err)
+		}
 	}
 	return nil
 }

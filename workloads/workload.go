@@ -98,3 +98,24 @@ func Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ConfigChecker is a Workload with requirements of its own on the Config (longhold needs a
+// hold). Implementations are safe for concurrent use.
+type ConfigChecker interface {
+	// CheckConfig returns an error wrapping ErrBadConfig when cfg, filled, cannot run the
+	// workload.
+	CheckConfig(cfg *Config) error
+}
+
+// CheckConfig fills a copy of cfg with defaults and validates it for w: the general checks,
+// then w's own (see ConfigChecker). Errors wrap ErrBadConfig.
+func CheckConfig(w Workload, cfg Config) error {
+	cfg.Fill()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cc, ok := w.(ConfigChecker); ok {
+		return cc.CheckConfig(&cfg)
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An open-loop recorder puts latency from the intended start in the acquire histogram, and the
+// latency as measured in the service-time one; a closed-loop recorder ignores StartedLate.
+func TestOpenLoopRecorder(t *testing.T) {
+	open, closed := NewOpenLoopRecorder(), NewRecorder()
+	for _, r := range []*Recorder{open, closed} {
+		r.StartedLate(0)
+		r.Record(time.Millisecond, time.Millisecond, 2*time.Millisecond)
+		r.StartedLate(500 * time.Millisecond) // a stall: this attempt waited half a second to start
+		r.Record(time.Millisecond, time.Millisecond, 2*time.Millisecond)
+	}
+	s := Merge(open, nil)
+	if s.Service == nil || s.Service.TotalCount() != 2 || s.Acquire.TotalCount() != 2 {
+		t.Fatalf("open loop: service %v, acquire count %d; want 2 of each", s.Service, s.Acquire.TotalCount())
+	}
+	if got := s.Acquire.Max(); got < 500_000 || got > 502_000 {
+		t.Errorf("corrected acquire max %dµs, want 501ms", got)
+	}
+	if got := s.Service.Max(); got > 1001 {
+		t.Errorf("service max %dµs, want 1ms", got)
+	}
+	if c := Merge(closed); c.Service != nil || c.Acquire.Max() > 1001 {
+		t.Errorf("closed loop: service %v, acquire max %dµs; want none and 1ms", c.Service, c.Acquire.Max())
+	}
+
+	var run Run
+	if err := run.Fill(s, 3*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if run.ServiceLatencyUS == nil || run.Histograms.Service == "" {
+		t.Fatalf("Fill left out the service time: %+v, %q", run.ServiceLatencyUS, run.Histograms.Service)
+	}
+	if d, err := decode(run.Histograms.Service); err != nil || d.TotalCount() != 2 {
+		t.Errorf("service histogram decodes to %v, %v", d, err)
+	}
+}
+
+func TestSetOpenLoopSaturation(t *testing.T) {
+	cases := []struct {
+		name          string
+		acquisitions  int64
+		late, dropped int64
+		saturated     bool
+	}{
+		{"on target", 6000, 0, 0, false},
+		{"1% short", 5941, 0, 0, false},
+		{"more than 1% short", 5939, 0, 0, true},
+		{"late", 6000, 1, 0, true},
+		{"dropped", 6000, 0, 1, true},
+	}
+	for _, c := range cases {
+		r := Run{Acquisitions: c.acquisitions}
+		r.SetOpenLoop("uniform", 2000, 3*time.Second, c.late, c.dropped)
+		if r.Saturated != c.saturated || r.Pacing != PacingOpen {
+			t.Errorf("%s: saturated %v pacing %q, want %v open (achieved %v)", c.name, r.Saturated, r.Pacing, c.saturated, r.AchievedRate)
+		}
+	}
+}
+
+// A closed-loop run's case is what it was before open loops; an open loop's adds its arrival and
+// rate, so that runs at different rates are not compared as one case.
+func TestOpenLoopCase(t *testing.T) {
+	closed := rep("a", 1, 100, 10, 3, 0)
+	closed.Pacing = PacingClosed
+	want := "workload=contention topology=single concurrency=8 keys=100 key_dist= hold_us=0"
+	if got := closed.Case().String(); got != want {
+		t.Errorf("closed-loop case %q, want %q", got, want)
+	}
+	open := closed
+	open.SetOpenLoop("poisson", 2000, time.Second, 0, 0)
+	if got := open.Case().String(); got != want+" arrival=poisson target_rate=2000" {
+		t.Errorf("open-loop case %q", got)
+	}
+}
+
+func TestSummaryOpenLoop(t *testing.T) {
+	closed := rep("a", 0, 100, 10, 3, 0)
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, []Run{closed}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "open loop") {
+		t.Errorf("a closed-loop summary mentions the open loop:\n%s", buf.String())
+	}
+	easy, over := closed, closed
+	easy.Driver, over.Driver = "easy", "over"
+	easy.Acquisitions, over.Acquisitions = 2000, 900
+	easy.ServiceLatencyUS = &Percentiles{P50: 300, P99: 800}
+	easy.SetOpenLoop("uniform", 2000, time.Second, 0, 0)
+	over.SetOpenLoop("uniform", 2000, time.Second, 30, 1070)
+	buf.Reset()
+	if err := WriteSummary(&buf, []Run{easy, over}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	lines := strings.Split(out, "\n")
+	var easyLine, overLine string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "easy ") && strings.Contains(l, "uniform"):
+			easyLine = l
+		case strings.HasPrefix(l, "over ") && strings.Contains(l, "uniform"):
+			overLine = l
+		}
+	}
+	if !strings.Contains(out, "open loop (") || easyLine == "" || overLine == "" {
+		t.Fatalf("no open-loop rows:\n%s", out)
+	}
+	if strings.Contains(easyLine, "SATURATED") || !strings.Contains(easyLine, "800µs") {
+		t.Errorf("easy row %q: want the service p99 and no SATURATED", easyLine)
+	}
+	if f := strings.Fields(overLine); !strings.Contains(overLine, "SATURATED") || f[3] != "900" || f[4] != "30" || f[5] != "1070" {
+		t.Errorf("saturated row %q: want achieved 900, late 30, dropped 1070, SATURATED", overLine)
+	}
+}
