@@ -10,6 +10,10 @@ type Stats struct {
 	Acquire, Release, Cycle *hdrhistogram.Histogram
 	Acquisitions            int64
 	Errors                  map[string]int64
+
+	// Service is the open loop's acquire latency from the actual start (see
+	// NewOpenLoopRecorder); nil when no recorder kept one.
+	Service *hdrhistogram.Histogram
 }
 
 // Merge combines recorders into one Stats, skipping nil ones; with none it
@@ -30,6 +34,12 @@ func Merge(rs ...*Recorder) *Stats {
 		s.Acquire.Merge(r.acquire)
 		s.Release.Merge(r.release)
 		s.Cycle.Merge(r.cycle)
+		if r.service != nil {
+			if s.Service == nil {
+				s.Service = newHistogram()
+			}
+			s.Service.Merge(r.service)
+		}
 		for kind, n := range r.errors {
 			s.Errors[kind] += n
 		}

@@ -4,11 +4,13 @@ import "sync/atomic"
 
 // Checker detects two holders of one lock at once without trusting the lock: every worker marks
 // a per-key occupancy counter on entering and leaving its critical section, and a counter above
-// one is a mutual-exclusion violation. It sees the holders of this process only. It is safe for
+// one is a mutual-exclusion violation. It sees the holders of this process only, unless its
+// counters are in memory other processes share (Config.Shared). It is safe for
 // concurrent use.
 type Checker struct {
 	occupancy  []atomic.Int32
 	violations atomic.Int64
+	shared     *atomic.Int64 // every process's violations, with Config.Shared; else nil
 }
 
 // NewChecker returns a checker for keys lock names.
@@ -20,6 +22,7 @@ func NewChecker(keys int) *Checker {
 func (c *Checker) Enter(key int) {
 	if c.occupancy[key].Add(1) != 1 {
 		c.violations.Add(1)
+		countShared(c.shared)
 	}
 }
 

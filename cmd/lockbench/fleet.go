@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/fleet"
+	"github.com/lockbench/lockbench/results"
+	"github.com/spf13/pflag"
+)
+
+// The commands that take the run flags.
+const (
+	cmdRun    = "run"
+	cmdWorker = "worker"
+)
+
+// maxProcs bounds --procs: each process is a Go runtime with its own clients.
+const maxProcs = 256
+
+// fleetFlags are run's --procs and the worker's own flags.
+type fleetFlags struct {
+	// procs: for run, the generator processes to start (1: this one); for worker, how many
+	// processes the run has.
+	procs int
+	// The worker's place in the run, its start time, result file and checker arena.
+	index   int
+	startAt time.Time
+	output  string
+	arena   string
+
+	startAtText string
+}
+
+// addFleetFlags adds --procs to run, and the worker's flags to worker.
+func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
+	if cmd == cmdRun {
+		fs.IntVar(&ff.procs, "procs", 1, "generator processes: lockbench starts this many 'lockbench worker' processes of itself, each with its own driver clients and --concurrency workers, all starting at one time, and merges their histograms; the safety checker spans them (shared memory). 1: this process alone")
+		return
+	}
+	fs.IntVar(&ff.procs, "procs", 1, "how many generator processes the run has, here and elsewhere (this is one of them)")
+	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
+	fs.StringVar(&ff.startAtText, "start-at", "", "common start time, RFC 3339 (2026-11-23T12:00:00Z) or Unix seconds: the worker connects, then waits for it before its warm-up (default: at once)")
+	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
+	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
+	_ = fs.MarkHidden("check-arena")
+}
+
+// checkFleetFlags returns what is wrong with the fleet flags, or "".
+func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
+	ff := &f.fleet
+	if ff.procs < 1 || ff.procs > maxProcs {
+		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, maxProcs)
+	}
+	if cmd == cmdRun {
+		return ""
+	}
+	if ff.index < 0 || ff.index >= ff.procs {
+		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)
+	}
+	if ff.startAtText != "" {
+		t, err := parseStartAt(ff.startAtText)
+		if err != nil {
+			return fmt.Sprintf("--start-at %q: want an RFC 3339 time (2026-11-23T12:00:00Z) or Unix seconds", ff.startAtText)
+		}
+		ff.startAt = t
+	}
+	switch {
+	case len(f.addrs) == 0:
+		return "a worker attaches to a running deployment: give its --addr (and --topology)"
+	case len(f.drivers) != 1:
+		return fmt.Sprintf("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(f.drivers), strings.Join(f.drivers, ","))
+	case f.repeat != 1:
+		return "a worker runs once: start the workers again to repeat (--repeat is for lockbench run)"
+	case len(f.thresholds) > 0:
+		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
+	case fs.Changed("provider") || fs.Changed("image"):
+		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
+	}
+	return ""
+}
+
+// parseStartAt reads an RFC 3339 time or Unix seconds (with a fraction).
+func parseStartAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	sec, err := strconv.ParseFloat(s, 64)
+	if err != nil || sec <= 0 || sec > 1e11 {
+		return time.Time{}, errors.New("bad time")
+	}
+	return time.Unix(0, int64(sec*1e9)).UTC(), nil
+}
+
+// fleetHelp gives lockbench worker its own introduction in place of the examples of run
+// (or sweep).
+func fleetHelp(cmd, runHelp string) string {
+	if cmd != cmdWorker {
+		return runHelp
+	}
+	return workerHelp
+}
+
+// workerArgs is the command line of generator process index of a --procs run of driver: every
+// setting of f spelled out, so that the process runs exactly this configuration, attached to
+// the parent's deployment.
+func workerArgs(f *runFlags, addrs []string, masterName, driver string, index int, startAt time.Time, output, arena string) []string {
+	cfg := f.cfg
+	cfg.Fill() // explicit values: a child must not apply defaults of its own
+	args := []string{cmdWorker,
+		"--driver", driver,
+		"--workload", f.workload,
+		"--concurrency", strconv.Itoa(cfg.Concurrency),
+		"--keys", strconv.Itoa(cfg.Keys),
+		"--key-dist", cfg.KeyDist,
+		"--zipf-s", strconv.FormatFloat(cfg.ZipfS, 'g', -1, 64),
+		"--hold", cfg.Hold.String(),
+		"--read-ratio", strconv.FormatFloat(cfg.ReadRatio, 'g', -1, 64),
+		"--fanout", strconv.Itoa(cfg.Fanout),
+		"--duration", cfg.Duration.String(),
+		"--warmup", cfg.Warmup.String(),
+		"--seed", strconv.FormatInt(cfg.Seed, 10),
+		"--key-prefix", cfg.KeyPrefix,
+		"--lease", f.lease.String(),
+		"--topology", f.spec.String(),
+		"--addr", strings.Join(addrs, ","),
+		"--procs", strconv.Itoa(f.fleet.procs),
+		"--index", strconv.Itoa(index),
+		"--start-at", startAt.Format(time.RFC3339Nano),
+		"--output", output,
+	}
+	if f.spec.Kind == compose.KindSentinel {
+		args = append(args, "--master-name", masterName)
+	}
+	if arena != "" {
+		args = append(args, "--check-arena", arena)
+	}
+	// The one place a run's settings are divided over its processes: an open loop's --rate R
+	// gives each process R/procs, so that together they arrive at R. Each process seeds its own
+	// schedule (see the seed above), so poisson arrivals stay independent; uniform ones all
+	// start at the common start time.
+	if cfg.Rate > 0 {
+		args = append(args,
+			"--rate", strconv.FormatFloat(cfg.Rate/float64(f.fleet.procs), 'g', -1, 64),
+			"--arrival", cfg.Arrival)
+	}
+	return args
+}
+
+// runProcs runs driver as f.fleet.procs generator processes of this executable against the
+// target, and returns their merged run.
+func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, error) {
+	f, ui := r.f, r.ui
+	exe, err := os.Executable()
+	if err != nil {
+		return results.Run{}, fmt.Errorf("cannot find this executable to start generator processes: %w", err)
+	}
+	cfg := f.cfg
+	cfg.Fill()
+	ui.line("%s: %d generator processes × %d workers", driver, f.fleet.procs, cfg.Concurrency)
+	run, exits, err := fleet.RunShared(ctx, fleet.Shared{
+		Procs: fleet.Procs{
+			Path:    exe,
+			N:       f.fleet.procs,
+			Stderr:  ui,
+			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
+		},
+		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
+			return workerArgs(f, r.tgt.topo.Addrs(), r.tgt.masterName(), driver, i, startAt, output, arena)
+		},
+		Keys: cfg.Keys,
+		Warn: ui.line,
+	})
+	for _, e := range exits {
+		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
+			ui.line("%v", e)
+		}
+	}
+	if err != nil {
+		return run, err
+	}
+	run.TopologySpec = f.spec.String()
+	if len(run.Fleet.Lost) > 0 {
+		// A lost process is a failed run, even when the others measured cleanly.
+		r.failed = true
+		ui.line("lockbench run: %s: %s", driver, run.Incomplete)
+	}
+	return run, nil
+}
+
+// Write lets the processes' stderr through the progress UI, line by line.
+func (u *progressUI) Write(b []byte) (int, error) {
+	u.line("%s", strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+const workerHelp = `
+lockbench worker is one generator process of a run made by several: the process 'lockbench run
+--procs N' starts N times, and the command to run on many machines under an orchestrator (a
+Kubernetes Indexed Job: deploy/kubernetes/). It takes run's flags for one driver, attaches to a
+running deployment (--addr), connects, waits for --start-at, warms up, measures, and writes one
+result file (--output). 'lockbench merge' merges the files of all processes into one result, as
+--procs does: histograms merged, counts added up, per-process figures and Jain's index kept.
+
+Example, 3 processes started by hand against one Redis:
+  T=$(date -u -d '+10 sec' +%Y-%m-%dT%H:%M:%SZ)
+  for i in 0 1 2; do
+    lockbench worker --addr 10.0.0.5:6379 --driver lockcore --concurrency 16 --keys 1 \
+      --procs 3 --index $i --start-at $T --output out/proc-$i.json &
+  done; wait
+  lockbench merge out/proc-*.json -o merged.json
+
+Processes on one machine started by 'lockbench run --procs' share a safety checker (shared
+memory); workers started separately check their own holders only (see README).
+
+Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
+`

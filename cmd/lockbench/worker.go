@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/crosscheck"
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/fleet"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// workerCommand is lockbench worker: one generator process of a run made by several.
+func workerCommand(args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseRunFlagsAs(cmdWorker, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	ui := newProgressUI(stderr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		ui.line("interrupted: stopping, writing what was measured (again to quit at once)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	tgt, err := attachUntilStart(ctx, f, ui)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+		switch {
+		case ctx.Err() != nil:
+			return exitInterrupted
+		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch):
+			return exitUsage
+		}
+		return exitFailure
+	}
+	defer tgt.close()
+
+	w, _ := workloads.Get(f.workload)     // checked by parseRunFlagsAs
+	drv, _ := drivers.Parse(f.drivers[0]) // checked by parseRunFlagsAs
+	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress}
+	if f.fleet.index == 0 {
+		// One process measures the servers: they serve all processes, whose phases the common
+		// start time lines up, so the figures are the run's; added up over processes they
+		// would count every command once per process.
+		plan.ServerStats = tgt.serverStats
+	}
+	ff := f.fleet
+	ui.line("process %d of %d: %s, %s, %d workers, %d keys; start at %v", ff.index, ff.procs, f.drivers[0], f.workload, f.cfg.Concurrency, f.cfg.Keys, ff.startAt)
+	run, err := fleet.Work(ctx, plan, fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena})
+	ui.clear()
+
+	file := results.NewFile(version, os.Args)
+	file.RedisVersion = tgt.redisVersion(ctx)
+	file.Topology = tgt.info()
+	failed := false
+	switch {
+	case errors.Is(err, drivers.ErrUnsupported):
+		reason := skipReason(f.drivers[0], err)
+		ui.line("skip %s on %s: %s", f.drivers[0], f.spec, reason)
+		file.Skipped = append(file.Skipped, results.Skip{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Reason: reason})
+	case errors.Is(err, workloads.ErrBadConfig), errors.Is(err, crosscheck.ErrBadArena):
+		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+		return exitFailure
+	default:
+		run.TopologySpec = f.spec.String()
+		file.Runs = append(file.Runs, run)
+		file.Complete = run.Complete && ctx.Err() == nil
+		if run.Errors > 0 || run.Violations > 0 {
+			failed = true
+			ui.line("lockbench worker: %d errors, %s", run.Errors, safetySummary(&run))
+		}
+	}
+	if !f.noResults {
+		path := ff.output
+		if path == "" {
+			path, err = results.WriteFile(f.out, file)
+		} else {
+			err = results.WriteFileAt(path, file)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench worker: writing results: %v\n", err)
+			return exitFailure
+		}
+		ui.line("results: %s", path)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case failed:
+		return exitFailure
+	}
+	return exitOK
+}
+
+// attachRetryMin is how long a worker keeps trying to reach the deployment at least, and
+// attachRetryPause how long it waits between tries.
+const (
+	attachRetryMin   = 10 * time.Second
+	attachRetryPause = 250 * time.Millisecond
+)
+
+// attachUntilStart attaches to the deployment, trying again while it does not answer, until the
+// start time or for attachRetryMin, whichever is later: pods of a Job start in any order, maybe
+// before Redis, and on a loaded machine a probe can time out once.
+func attachUntilStart(ctx context.Context, f *runFlags, ui *progressUI) (*target, error) {
+	deadline := time.Now().Add(attachRetryMin)
+	if f.fleet.startAt.After(deadline) {
+		deadline = f.fleet.startAt
+	}
+	for {
+		tgt, err := startTopology(ctx, f, ui, func(compose.Topology) {})
+		if err == nil || !errors.Is(err, compose.ErrUnreachable) || ctx.Err() != nil || time.Now().After(deadline) {
+			return tgt, err
+		}
+		ui.line("%v; trying again", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(attachRetryPause):
+		}
+	}
+}
