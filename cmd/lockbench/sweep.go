@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+const sweepExamples = `
+Examples:
+  # Closed loop: 1 to 128 workers, lockcore and naive interleaved, knee at p99 <= 5ms:
+  lockbench sweep --driver lockcore,naive --concurrency-steps 1,2,4,8,16,32,64,128 --slo p99=5ms --duration 3s
+
+  # Open loop: 8 arrival rates spaced geometrically from 2000/s to 200000/s, knee at p99 <= 2ms:
+  lockbench sweep --driver lockcore,naive --rate-from 2000 --rate-to 200000 --steps 8 --slo p99=2ms --duration 3s
+
+  # Rates given one by one, knee on the 99.9th percentile:
+  lockbench sweep --rates 1000,5000,10000,20000 --slo p999=10ms
+
+Each step is a full run (fresh client, clean keyspace, warm-up, measured phase, safety checker)
+with every other flag as in 'lockbench run'. Drivers are interleaved: each load runs on every
+driver still stepping before the next load.
+
+A step's verdict, on the acquire latency at the --slo percentile:
+  ok          the load was achieved and the percentile is within the SLO
+  over        the load was achieved but the percentile is above the SLO
+  saturated   the load was not achieved: open loop, the achieved rate is more than
+              --saturation-margin below the target, or more than that share of the schedule
+              was not kept (attempts late or dropped because all --concurrency workers were
+              busy); closed loop, the throughput is more than --saturation-margin below the
+              best of the driver's earlier steps (more workers got less done)
+  failed      errors or safety violations (or the run could not start)
+A driver stops stepping after a step that failed, a saturated step (closed loop: the second
+saturated step in a row, since one step's dip on a shared machine may be noise), or a step whose
+percentile is above --stop-factor × the SLO. Its knee is the highest load with verdict ok.
+
+Output: the steps and the knees on stdout, progress on stderr (on a terminal: the step, the time
+elapsed and the most left), and in --out one result file for the whole sweep: every step a run,
+plus a "sweep" record (mode, loads, SLO, every step's verdict, each driver's knee and why it
+stopped).
+
+Exit codes: 0 the sweep ran (with or without a knee), 1 a step failed (errors, safety
+violations), 2 bad input (flags, SLO, steps, an --out that cannot be written, an --addr that
+does not answer), 130 interrupted (the steps done are written, marked incomplete).
+`
+
+func sweepCommand(args []string, stdout, stderr io.Writer) int {
+	f, s, code, ok := parseSweepFlags(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	ui := newProgressUI(stderr)
+	if f.cpuprof != "" {
+		stop, err := startCPUProfile(f.cpuprof)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench sweep: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in := catchInterrupts(ui, cancel)
+	defer in.release()
+
+	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
+		switch {
+		case ctx.Err() != nil:
+			return exitInterrupted
+		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), len(f.addrs) > 0:
+			// Nothing was measured: the --addr given does not answer, or is not --topology.
+			return exitUsage
+		}
+		return exitFailure
+	}
+	defer tgt.close()
+
+	file := results.NewFile(version, os.Args)
+	file.RedisVersion = tgt.redisVersion(ctx)
+	file.Topology = tgt.info()
+	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file}
+	status := newSweepStatus(s.goal.Name)
+	ui.mu.Lock()
+	ui.prefix = status.prefix
+	ui.mu.Unlock()
+	out, err := sweep.Run(ctx, sweep.Options{
+		Mode:             s.mode,
+		Loads:            s.loads,
+		Drivers:          f.drivers,
+		SLO:              s.goal,
+		SaturationMargin: s.margin,
+		StopFactor:       s.factor,
+		Step:             steps.run,
+		Progress:         func(e sweep.Event) { status.report(ui, s.mode, len(s.loads), e) },
+		StepTime:         max(f.cfg.Warmup, 0) + f.cfg.Duration + time.Second,
+	})
+	aborted := err != nil
+	if aborted {
+		ui.line("lockbench sweep: %v", err)
+	}
+	if tgt.provider == providerAttached && out != nil && len(out.Runs) > 0 {
+		// As in run: a deployment that stays up would keep the last step's keys.
+		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix); err != nil {
+			ui.line("warning: keys containing %q may remain: %v", f.cfg.KeyPrefix, err)
+		}
+	}
+	if out == nil {
+		return exitUsage // options refused before anything ran: flags were checked, so a bug
+	}
+	file.Runs, file.Sweep = out.Runs, &out.Sweep
+	file.Complete = ctx.Err() == nil && !aborted && !out.Failed
+	for _, run := range file.Runs {
+		file.Complete = file.Complete && run.Complete
+	}
+	if err := sweep.WriteSummary(stdout, file.Sweep); err != nil {
+		fmt.Fprintf(stderr, "lockbench sweep: summary: %v\n", err)
+	}
+	if !writeOutputs("sweep", f, file, stdout, stderr, ui) {
+		return exitFailure
+	}
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case aborted && errors.Is(err, workloads.ErrBadConfig):
+		return exitUsage
+	case aborted, out.Failed:
+		return exitFailure
+	}
+	return exitOK
+}
+
+// sweepSteps runs one sweep step as lockbench run runs one run (runner.runOne: clean
+// keyspace, fresh client, warm-up, measured phase, checker), with the step's load in the flags.
+type sweepSteps struct {
+	f    *runFlags
+	mode string
+	tgt  *target
+	ui   *progressUI
+	file *results.File // collects the skips; the runs come back through sweep.Run
+}
+
+func (s *sweepSteps) run(ctx context.Context, st sweep.Step) (results.Run, error) {
+	f := *s.f
+	if s.mode == results.SweepConcurrency {
+		f.cfg.Concurrency = int(st.Load)
+	} else {
+		// Open loop; --arrival and --concurrency (the cap on attempts in flight) as given.
+		f.cfg.Rate = st.Load
+	}
+	w, _ := workloads.Get(f.workload) // checked by parseCommandFlags
+	scratch := &results.File{}
+	r := &runner{f: &f, tgt: s.tgt, ui: s.ui, file: scratch, skipped: make(map[string]bool)}
+	r.runOne(ctx, w, st.Driver, 1, st.Seq, st.Total)
+	switch {
+	case len(scratch.Skipped) > 0:
+		s.file.Skipped = append(s.file.Skipped, scratch.Skipped...)
+		return results.Run{}, fmt.Errorf("%w: %s", drivers.ErrUnsupported, scratch.Skipped[0].Reason)
+	case r.badConfig:
+		return results.Run{}, fmt.Errorf("%w: %w: %s at %v", sweep.ErrAbort, workloads.ErrBadConfig, st.Driver, st.Load)
+	case len(scratch.Runs) == 1:
+		return scratch.Runs[0], nil
+	}
+	return results.Run{}, errors.New("the run could not start (see above)")
+}
+
+// sweepStatus is what the progress line shows between a step's start and end. Safe for
+// concurrent use.
+type sweepStatus struct {
+	slo string // the SLO percentile's name
+
+	mu        sync.Mutex
+	text      string    // "step 3/8 lockcore 16 workers (run 5/16)"
+	began     time.Time // the step's start
+	start     time.Time // the sweep's start
+	remaining time.Duration
+}
+
+func newSweepStatus(slo string) *sweepStatus { return &sweepStatus{slo: slo, start: time.Now()} }
+
+// prefix starts the per-second progress line: the step, the sweep's elapsed time and the most
+// time left, counted down within the step.
+func (st *sweepStatus) prefix() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	left := max(st.remaining-time.Since(st.began), 0)
+	return fmt.Sprintf("%s  %s elapsed, ≤%s left |", st.text, roundSecond(time.Since(st.start)), roundSecond(left))
+}
+
+// report logs a step's start and result, and updates the progress line.
+func (st *sweepStatus) report(ui *progressUI, mode string, steps int, e sweep.Event) {
+	load := fmt.Sprintf("%v/s", e.Step.Load)
+	if mode == results.SweepConcurrency {
+		load = fmt.Sprintf("%v workers", e.Step.Load)
+		if e.Step.Load == 1 {
+			load = "1 worker"
+		}
+	}
+	step := fmt.Sprintf("step %d/%d %s %s", e.Step.Index, steps, e.Step.Driver, load)
+	if !e.Done {
+		st.mu.Lock()
+		st.text = fmt.Sprintf("%s (run %d/%d)", step, e.Step.Seq, e.Step.Total)
+		st.began, st.remaining = time.Now(), e.Remaining
+		st.mu.Unlock()
+		ui.line("sweep %s: %s elapsed, at most %s left", st.text, roundSecond(e.Elapsed), roundSecond(e.Remaining))
+		return
+	}
+	r := e.Result
+	line := fmt.Sprintf("sweep %s: %.0f acq/s, %s %v: %s", step, r.ThroughputPerS, st.slo,
+		(time.Duration(r.LatencyUS) * time.Microsecond).Round(10*time.Microsecond), r.Verdict)
+	if r.Reason != "" && r.Verdict != results.VerdictOK && r.Verdict != results.VerdictOver {
+		line += " (" + r.Reason + ")"
+	}
+	ui.line("%s", line)
+	if e.StopReason != "" {
+		ui.line("sweep: %s takes no further step: %s", e.Step.Driver, e.StopReason)
+	}
+}
+
+func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }

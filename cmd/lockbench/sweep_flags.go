@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/lockbench/lockbench/pacing"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/sweep"
+	"github.com/spf13/pflag"
+)
+
+// defaultConcurrencySteps is the closed-loop sweep when no steps are given: doubling, so that
+// each step asks whether twice the workers get more done.
+var defaultConcurrencySteps = []int{1, 2, 4, 8, 16, 32, 64, 128}
+
+// sweepFlags are lockbench sweep's own flags; the rest are run's.
+type sweepFlags struct {
+	concSteps        []int
+	rates            []float64
+	rateFrom, rateTo float64
+	steps            int
+	slo              string
+	margin, factor   float64
+
+	arrival string // run's --arrival, held back from run's checks (see add)
+
+	mode  string
+	loads []float64
+	goal  sweep.SLO
+}
+
+// heldFlag is a string flag's value kept apart from where run would put it.
+type heldFlag struct{ s *string }
+
+func (h heldFlag) String() string     { return *h.s }
+func (h heldFlag) Set(v string) error { *h.s = v; return nil }
+func (h heldFlag) Type() string       { return "string" }
+
+func (s *sweepFlags) add(fs *pflag.FlagSet) {
+	fs.IntSliceVar(&s.concSteps, "concurrency-steps", nil, "closed loop: the workers of each step, ascending, e.g. 1,2,4,8 (default "+joinInts(defaultConcurrencySteps)+" when no rate steps are given)")
+	fs.Float64SliceVar(&s.rates, "rates", nil, "open loop: the arrival rate of each step in acquisitions/s, ascending, e.g. 1000,2000,5000")
+	fs.Float64Var(&s.rateFrom, "rate-from", 0, "open loop: the first rate of a geometric series (each step the previous times the same factor), with --rate-to and --steps")
+	fs.Float64Var(&s.rateTo, "rate-to", 0, "open loop: the last rate of the geometric series")
+	fs.IntVar(&s.steps, "steps", 8, "open loop: the number of rates from --rate-from to --rate-to, both included")
+	fs.StringVar(&s.slo, "slo", "p99=5ms", "latency objective on acquire latency, PERCENTILE=DURATION: p50, p90, p99, p999 (99.9), p9999, p99.5 …")
+	fs.Float64Var(&s.margin, "saturation-margin", sweep.DefaultSaturationMargin, "a step is saturated when its throughput is more than this fraction below the target rate (open loop) or the best earlier step's (closed loop)")
+	fs.Float64Var(&s.factor, "stop-factor", sweep.DefaultStopFactor, "stop stepping a driver once its SLO percentile is above this many times the SLO")
+	// run's repetitions, baseline ratios and thresholds do not apply to a sweep.
+	for _, name := range []string{"repeat", "baseline", "threshold", "rate"} {
+		if fs.Lookup(name) != nil {
+			fs.MarkHidden(name)
+		}
+	}
+	// run refuses --arrival without --rate, but a sweep's rates come from its steps: it takes
+	// --arrival itself, and check hands it on for rate steps.
+	if fl := fs.Lookup("arrival"); fl != nil {
+		fl.Value = heldFlag{&s.arrival}
+		fl.Usage = "open-loop arrivals for every rate step: uniform (evenly spaced, the default) or poisson (exponential gaps, seeded by --seed)"
+	}
+}
+
+// changed reports whether the flag called name exists and was set.
+func changed(fs *pflag.FlagSet, name string) bool {
+	return fs.Lookup(name) != nil && fs.Changed(name)
+}
+
+// check validates the sweep's flags, after run's checks have passed on f.
+func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
+	for _, name := range []string{"repeat", "baseline", "threshold"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s is for lockbench run; a sweep runs each step once and judges it by --slo", name)
+		}
+	}
+	if changed(fs, "rate") {
+		return errors.New("--rate is one run's rate; a sweep takes its rates from --rates or --rate-from/--rate-to/--steps")
+	}
+	rateSeries := fs.Changed("rate-from") || fs.Changed("rate-to") || fs.Changed("steps")
+	switch {
+	case fs.Changed("concurrency-steps") && (fs.Changed("rates") || rateSeries):
+		return errors.New("--concurrency-steps (closed loop) and rate steps (open loop) exclude each other: sweep one or the other")
+	case fs.Changed("rates") && rateSeries:
+		return errors.New("give the rates either one by one (--rates) or as a series (--rate-from, --rate-to, --steps), not both")
+	case rateSeries && !(fs.Changed("rate-from") && fs.Changed("rate-to")):
+		return errors.New("a rate series needs both --rate-from and --rate-to")
+	}
+	var err error
+	switch {
+	case fs.Changed("rates"):
+		s.mode, s.loads = results.SweepRate, s.rates
+		err = sweep.CheckLoads(s.mode, s.loads)
+	case rateSeries:
+		s.mode = results.SweepRate
+		s.loads, err = sweep.GeometricLoads(s.rateFrom, s.rateTo, s.steps)
+	default:
+		steps := s.concSteps
+		if !fs.Changed("concurrency-steps") {
+			steps = defaultConcurrencySteps
+		}
+		if fs.Changed("concurrency") {
+			return errors.New("--concurrency is the workers of one run; a concurrency sweep takes them from --concurrency-steps")
+		}
+		s.mode = results.SweepConcurrency
+		for _, n := range steps {
+			s.loads = append(s.loads, float64(n))
+		}
+		err = sweep.CheckLoads(s.mode, s.loads)
+	}
+	if err != nil {
+		return inputText(err)
+	}
+	if s.mode == results.SweepConcurrency {
+		if top := s.loads[len(s.loads)-1]; top > 100000 {
+			return fmt.Errorf("--concurrency-steps: %v workers: at most 100000", top)
+		}
+		if changed(fs, "arrival") {
+			return errors.New("--arrival paces an open loop: give rate steps (--rates, or --rate-from/--rate-to)")
+		}
+	} else {
+		f.cfg.Arrival = s.arrival
+		for _, rate := range s.loads {
+			if err := pacing.Check(rate, f.cfg.Arrival); err != nil {
+				return fmt.Errorf("rate steps: %v", strings.TrimPrefix(err.Error(), pacing.ErrBadSchedule.Error()+": "))
+			}
+		}
+	}
+	if s.goal, err = sweep.ParseSLO(s.slo); err != nil {
+		return fmt.Errorf("--slo: %v", inputText(err))
+	}
+	if !(s.margin > 0 && s.margin < 1) {
+		return fmt.Errorf("--saturation-margin %v: want above 0 and below 1 (0.05 is 5%%)", s.margin)
+	}
+	if !(s.factor >= 1) || s.factor > 1e6 {
+		return fmt.Errorf("--stop-factor %v: want 1 or more", s.factor)
+	}
+	if !f.noResults {
+		if err := checkWritable(f.out); err != nil {
+			return fmt.Errorf("--out %s: %v", f.out, err)
+		}
+	}
+	return nil
+}
+
+// inputText is a sweep input error without the sentinel's text in front.
+func inputText(err error) error {
+	return errors.New(strings.TrimPrefix(err.Error(), sweep.ErrBadInput.Error()+": "))
+}
+
+// checkWritable makes sure results can be written to dir before minutes are spent measuring.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".lockbench-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseSweepFlags(args []string, stdout, stderr io.Writer) (*runFlags, *sweepFlags, int, bool) {
+	s := &sweepFlags{}
+	f, code, ok := parseCommandFlags(commandFlags{name: "sweep", examples: sweepExamples, add: s.add, check: s.check}, args, stdout, stderr)
+	return f, s, code, ok
+}
