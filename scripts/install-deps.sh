@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what building and testing lockbench needs: redis-server (tests and
-# lockbench's default topology start their own private servers from it) and a C compiler (go test
-# -race needs cgo). It only installs what is missing, so running it again is cheap. Go itself is
+# lockbench's default topology start their own private servers from it), a C compiler (go test
+# -race needs cgo) and, on Debian, chromium (a test renders lockbench report's page in it). It only installs what is missing, so running it again is cheap. Go itself is
 # checked, not installed.
 #
 # Debian's redis-server package may start a system service on port 6379. That is harmless:
@@ -87,6 +87,20 @@ if [ "$(uname -s)" = Linux ] && ! command -v gcc >/dev/null 2>&1 && ! command -v
 	else
 		die "no C compiler: install gcc (go test -race needs cgo)"
 	fi
+fi
+
+# --- chromium, for the report's browser test ---------------------------------------------------
+# report's TestPageRendersInChromium renders the HTML report headless; under CI a missing browser
+# fails it. Only Debian's package is installed here; elsewhere the test skips without one. With it
+# fonts-liberation (which chromium only recommends): the report's charts are laid out in
+# Liberation Sans, and the page renders them in it.
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then
+	log "chromium present"
+elif [ "$(uname -s)" = Linux ] && command -v apt-get >/dev/null 2>&1; then
+	log "no chromium (the report's browser test needs it): installing Debian's chromium and fonts-liberation packages"
+	apt_install chromium fonts-liberation
+else
+	log "no chromium: the report's browser test will skip (install Chromium or Chrome to run it)"
 fi
 
 log "ok"

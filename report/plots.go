@@ -1,0 +1,144 @@
+package report
+
+import (
+	"github.com/lockbench/lockbench/results"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// newPlot returns a plot with the title and axis labels, a light grid and the legend at the
+// top left (see legendRoom).
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	// Liberation Sans (gonum's own copy, so the PNGs look the same everywhere) has the metrics
+	// of Arial and Helvetica, which the page asks browsers for: the SVG's legends then fit.
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+		f.Variant = "Sans"
+	}
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 225}
+	grid.Horizontal.Color = color.Gray{Y: 225}
+	grid.Horizontal.Width = vg.Points(0.5)
+	grid.Vertical.Width = vg.Points(0.5)
+	p.Add(grid)
+	return p
+}
+
+// logLatencyY makes p's y axis a log axis of microseconds.
+func logLatencyY(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = latencyTicks{}
+}
+
+// palette is Tableau 10: ten colors that stay apart for most color vision and in print, where
+// gonum's plotutil palette has seven, two of them reds.
+var palette = []color.Color{
+	color.RGBA{0x4e, 0x79, 0xa7, 0xff}, // blue
+	color.RGBA{0xf2, 0x8e, 0x2b, 0xff}, // orange
+	color.RGBA{0xe1, 0x57, 0x59, 0xff}, // red
+	color.RGBA{0x76, 0xb7, 0xb2, 0xff}, // teal
+	color.RGBA{0x59, 0xa1, 0x4f, 0xff}, // green
+	color.RGBA{0xed, 0xc9, 0x48, 0xff}, // yellow
+	color.RGBA{0xb0, 0x7a, 0xa1, 0xff}, // purple
+	color.RGBA{0xff, 0x9d, 0xa7, 0xff}, // pink
+	color.RGBA{0x9c, 0x75, 0x5f, 0xff}, // brown
+	color.RGBA{0xba, 0xb0, 0xac, 0xff}, // gray
+}
+
+// seriesColor is the i-th series' color; after ten they repeat.
+func seriesColor(i int) color.Color { return palette[i%len(palette)] }
+
+// lineStyle is the i-th series' line: its own color, solid.
+func lineStyle(i int) draw.LineStyle {
+	return draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.6)}
+}
+
+// addLine adds a line through xys in the i-th series' style (with dashes, if given) and
+// with its points marked when there are few, and names it in the legend.
+func addLine(p *plot.Plot, i int, name string, xys plotter.XYs, dashes []vg.Length, points bool) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.LineStyle = lineStyle(i)
+	l.LineStyle.Dashes = dashes
+	p.Add(l)
+	if !points {
+		if name != "" {
+			p.Legend.Add(name, l)
+		}
+		return nil
+	}
+	s, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+	p.Add(s)
+	if name != "" {
+		p.Legend.Add(name, l, s)
+	}
+	return nil
+}
+
+// positive reports whether every y of xys can go on a log axis.
+func positive(xys plotter.XYs) bool {
+	for _, xy := range xys {
+		if !(xy.Y > 0) {
+			return false
+		}
+	}
+	return len(xys) > 0
+}
+
+// padLogRange widens a log axis whose data span less than a factor of 2 (one value, say) to
+// a factor of 4 around it, since a log axis needs a range above zero to draw.
+func padLogRange(a *plot.Axis) {
+	if a.Max < 2*a.Min {
+		mid := math.Sqrt(a.Min * a.Max)
+		a.Min, a.Max = mid/2, mid*2
+	}
+}
+
+// legendRoom raises the top of p's y axis so that a legend of entries lines, drawn at the top
+// left, sits above the data rather than on it; logY says the axis is logarithmic.
+func legendRoom(p *plot.Plot, entries int, logY bool) {
+	share := min(0.06*float64(entries), 0.6) // of the axis taken by the legend
+	top := p.Y.Max + (p.Y.Max-p.Y.Min)*share/(1-share)
+	if logY && p.Y.Min > 0 && p.Y.Max > p.Y.Min {
+		top = p.Y.Max * math.Pow(p.Y.Max/p.Y.Min, share/(1-share))
+	}
+	if !math.IsInf(top, 0) && !math.IsNaN(top) {
+		p.Y.Max = top
+	}
+}
+
+// latencyY keeps a latency inside what the histograms record, 1µs to 60s
+// (results.MinLatencyUS, MaxLatencyUS), so that a log axis always has a positive, finite
+// range, whatever a hand-edited result file says.
+func latencyY(us float64) float64 {
+	if math.IsNaN(us) {
+		return results.MinLatencyUS
+	}
+	return min(max(us, results.MinLatencyUS), results.MaxLatencyUS)
+}
+
+// legendBottomRight moves p's legend to the bottom right, which a percentile spectrum leaves
+// empty: its lines rise to the right.
+func legendBottomRight(p *plot.Plot) {
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
+}

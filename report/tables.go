@@ -1,0 +1,265 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// row is one line of a configuration table: a key and its value, one or more lines of text.
+type row struct {
+	Key   string
+	Lines []string
+}
+
+// table is a table with a header.
+type table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
+}
+
+var (
+	metricP50, _   = results.LookupMetric("p50")
+	metricRate, _  = results.LookupMetric("throughput")
+	metricCount, _ = results.LookupMetric("errors")
+)
+
+func lat(us float64) string { return metricP50.Format(us) }
+
+// summaryTable lists each group's medians, as lockbench run's summary does.
+func (r *Report) summaryTable() *table {
+	if len(r.groups) == 0 {
+		return nil
+	}
+	t := &table{
+		Caption: "Medians over the rounds that measured something; errors and violations are totals.",
+		Head:    []string{"driver", "rounds", "acq/s", "acq/s min–max", "acq p50", "acq p99", "acq p99.9", "acq max", "cmds/acq", "errors", "violations"},
+	}
+	for _, g := range r.groups {
+		spread := "-"
+		if g.Measured > 1 {
+			spread = metricRate.Format(g.MinThroughputPerS) + "–" + metricRate.Format(g.MaxThroughputPerS)
+		}
+		rounds := strconv.Itoa(len(g.Runs))
+		if g.Measured != len(g.Runs) {
+			rounds = fmt.Sprintf("%d (%d measured)", len(g.Runs), g.Measured)
+		}
+		rate, cmds := "-", "-"
+		if g.Measured > 0 {
+			rate = metricRate.Format(g.ThroughputPerS)
+		}
+		if g.CommandsPerAcquisition > 0 {
+			cmds = strconv.FormatFloat(g.CommandsPerAcquisition, 'f', 2, 64)
+		}
+		a := g.AcquireLatencyUS
+		t.Rows = append(t.Rows, []string{g.label, rounds, rate, spread, lat(a.P50), lat(a.P99), lat(a.P999), lat(a.Max), cmds,
+			metricCount.Format(float64(g.Errors)), metricCount.Format(float64(g.Violations))})
+	}
+	return t
+}
+
+// table lists a sweep's steps, driver by driver, as lockbench sweep judged them.
+func (v *sweepView) table() *table {
+	head := []string{"driver", "load", "achieved acq/s", "acq p50", "acq p99"}
+	extra := v.extraPercentile()
+	if extra {
+		head = append(head, "acq "+v.sloName())
+	}
+	head = append(head, "errors", "verdict", "knee")
+	slo := v.sweep.SLO
+	t := &table{Head: head, Caption: fmt.Sprintf("SLO: acquire %s at most %s.", v.sloName(), lat(slo.LimitUS))}
+	if v.name != "" {
+		t.Caption = v.name + ". " + t.Caption
+	}
+	for _, d := range v.drivers {
+		for i, st := range d.steps {
+			p50, p99, errs := "-", "-", "-"
+			if r := st.run; r != nil {
+				p50, p99, errs = lat(r.AcquireLatencyUS.P50), lat(r.AcquireLatencyUS.P99), metricCount.Format(float64(r.Errors))
+			}
+			row := []string{d.Driver, v.loadLabel(st.Load), metricRate.Format(st.ThroughputPerS), p50, p99}
+			if extra {
+				row = append(row, lat(st.LatencyUS))
+			}
+			verdict := st.Verdict
+			if st.Reason != "" {
+				verdict += ": " + st.Reason
+			}
+			row = append(row, errs, verdict, yes(i == d.knee))
+			t.Rows = append(t.Rows, row)
+		}
+		if d.knee < 0 || d.StoppedEarly {
+			row := make([]string, len(head))
+			row[0] = d.Driver
+			var notes []string
+			if d.knee < 0 {
+				notes = append(notes, "no knee: no step kept the SLO")
+			}
+			if d.StoppedEarly {
+				notes = append(notes, "stopped early: "+d.StopReason)
+			}
+			row[1] = strings.Join(notes, "; ")
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return ""
+}
+
+// configRows describe one source: the run's configuration, topology, host and versions, and
+// what was skipped or did not finish.
+func configRows(s Source) []row {
+	f := s.File
+	var rows []row
+	add := func(k string, v ...string) {
+		if len(v) > 0 && v[0] != "" {
+			rows = append(rows, row{k, v})
+		}
+	}
+	add("file", s.Name)
+	if !f.CreatedAt.IsZero() {
+		add("created", f.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	add("lockbench", strings.TrimSpace(f.Tool+" "+f.Version)+", result schema "+strconv.Itoa(f.Schema))
+	add("command", strings.Join(f.Command, " "))
+	if f.Complete {
+		add("complete", "yes")
+	} else {
+		add("complete", "no: interrupted or failed part way; the runs hold what was measured")
+	}
+	add("Redis", f.RedisVersion)
+	if t := f.Topology; t != nil {
+		desc := t.Spec
+		if desc == "" {
+			desc = t.Kind
+		}
+		if t.Provider != "" {
+			desc += " (" + t.Provider + ")"
+		}
+		if t.MasterName != "" {
+			desc += ", master name " + t.MasterName
+		}
+		add("topology", desc)
+		var nodes []string
+		for _, n := range t.Nodes {
+			nodes = append(nodes, n.Addr+" "+n.Role)
+		}
+		add("nodes", strings.Join(nodes, ", "))
+	} else {
+		add("topology", distinct(f.Runs, func(r *results.Run) string {
+			if r.TopologySpec != "" {
+				return r.TopologySpec
+			}
+			return r.Topology
+		}))
+	}
+	h := f.Host
+	hostname := h.Hostname
+	if hostname != "" {
+		hostname += ": "
+	}
+	add("host", fmt.Sprintf("%s%s/%s, %d CPUs, GOMAXPROCS %d", hostname, h.GOOS, h.GOARCH, h.NumCPU, h.GOMAXPROCS))
+	add("Go", h.GoVersion)
+	if f.Repeat > 1 {
+		add("repeat", strconv.Itoa(f.Repeat)+" rounds, interleaved")
+	}
+	add("baseline", f.Baseline)
+	// One row per driver, its settings one per line: they are long ("client=rueidis v1.0.79
+	// auto-pipelining").
+	seen := make(map[string]bool)
+	for _, r := range f.Runs {
+		if seen[r.Driver] {
+			continue
+		}
+		seen[r.Driver] = true
+		settings := []string{"(no settings recorded)"}
+		if len(r.DriverSettings) > 0 {
+			settings = nil
+			for _, k := range slices.Sorted(maps.Keys(r.DriverSettings)) {
+				settings = append(settings, k+": "+r.DriverSettings[k])
+			}
+		}
+		add("driver "+r.Driver, settings...)
+	}
+	add("workload", distinct(f.Runs, func(r *results.Run) string { return r.Workload }))
+	add("pacing", distinct(f.Runs, func(r *results.Run) string {
+		if r.Pacing != results.PacingOpen {
+			return "closed loop"
+		}
+		return fmt.Sprintf("open loop, %s arrivals at %s/s", r.Arrival, strconv.FormatFloat(r.TargetRate, 'f', -1, 64))
+	}))
+	add("concurrency", distinct(f.Runs, func(r *results.Run) string { return strconv.Itoa(r.Concurrency) }))
+	add("keys", distinct(f.Runs, func(r *results.Run) string { return strconv.Itoa(r.Keys) + " " + r.KeyDist }))
+	add("hold", distinct(f.Runs, func(r *results.Run) string {
+		if r.HoldUS <= 0 {
+			return "none"
+		}
+		return lat(r.HoldUS)
+	}))
+	add("warm-up", distinct(f.Runs, func(r *results.Run) string { return seconds(r.WarmupS) }))
+	add("measured", durationRange(f.Runs))
+	add("seed", distinct(f.Runs, func(r *results.Run) string { return strconv.FormatInt(r.Seed, 10) }))
+	for _, sk := range f.Skipped {
+		add("skipped "+sk.Driver, sk.Reason)
+	}
+	for _, r := range f.Runs {
+		if !r.Complete {
+			name := "incomplete " + r.Driver
+			if r.Round > 0 {
+				name += " round " + strconv.Itoa(r.Round)
+			}
+			reason := r.Incomplete
+			if reason == "" {
+				reason = "did not finish"
+			}
+			add(name, reason)
+		}
+	}
+	return rows
+}
+
+// distinct lists the different values of f over the runs, in order of appearance.
+func distinct(runs []results.Run, f func(*results.Run) string) string {
+	var out []string
+	for i := range runs {
+		if v := f(&runs[i]); v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// durationRange is the measured phases' length, or their range when they differ (interrupted
+// runs, timer jitter).
+func durationRange(runs []results.Run) string {
+	if len(runs) == 0 {
+		return ""
+	}
+	lo, hi := runs[0].DurationS, runs[0].DurationS
+	for _, r := range runs {
+		lo, hi = min(lo, r.DurationS), max(hi, r.DurationS)
+	}
+	if seconds(lo) == seconds(hi) {
+		return seconds(lo) + " per run"
+	}
+	return seconds(lo) + "–" + seconds(hi) + " per run"
+}
+
+func seconds(s float64) string {
+	if s <= 0 {
+		return "0s"
+	}
+	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}

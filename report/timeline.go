@@ -1,0 +1,153 @@
+package report
+
+import (
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// maxNamedTimelines is how many runs a timeline chart names one by one in its legend; with
+// more (six drivers of three rounds), the legend names the drivers by color and the rounds by
+// dash instead.
+const maxNamedTimelines = 8
+
+// timelineRun is one run's timeline as lines: its group's color, its round's dashes.
+type timelineRun struct {
+	name       string
+	color      int
+	round      int
+	rate, lat  plotter.XYs
+	groupLabel string
+}
+
+// timelineCharts draw the runs' timelines, one line per run that has one: throughput and
+// acquire p99 second by second. They are nil when no run has a timeline (files from before
+// timelines, runs that never measured).
+func timelineCharts(groups []*group) (tput, p99 *Chart) {
+	var runs []timelineRun
+	color, rounds := 0, 0
+	for _, g := range groups {
+		drawn := false
+		for _, r := range g.Runs {
+			tl := r.Timeline
+			if tl == nil {
+				continue
+			}
+			tr := timelineRun{name: g.label, color: color, round: max(r.Round, 1), groupLabel: g.label}
+			if len(g.Runs) > 1 && r.Round > 0 {
+				tr.name += " r" + strconv.Itoa(r.Round)
+			}
+			for _, pt := range tl.Points {
+				if pt.DurationS < tl.IntervalS/2 {
+					continue // the sliver at the end: too short for a rate or a p99
+				}
+				mid := pt.StartS + pt.DurationS/2
+				tr.rate = append(tr.rate, plotter.XY{X: mid, Y: pt.ThroughputPerS})
+				if pt.AcquireP99US > 0 { // an interval with no acquisition has no p99
+					tr.lat = append(tr.lat, plotter.XY{X: mid, Y: latencyY(pt.AcquireP99US)})
+				}
+			}
+			if len(tr.rate) == 0 {
+				continue
+			}
+			runs = append(runs, tr)
+			rounds = max(rounds, tr.round)
+			drawn = true
+		}
+		if drawn {
+			color++
+		}
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	pt := newPlot("Throughput over time", "seconds into the measured phase", "acquisitions per second")
+	pt.Y.Tick.Marker = rateTicks{}
+	pl := newPlot("Acquire p99 over time", "seconds into the measured phase", "acquire p99")
+	logLatencyY(pl)
+	named := len(runs) <= maxNamedTimelines
+	nl := 0
+	for _, tr := range runs {
+		// A group keeps its color; its rounds differ in dashes.
+		dashes := plotutil.Dashes(tr.round - 1)
+		name := tr.name
+		if !named {
+			name = ""
+		}
+		points := named && len(tr.rate) <= 30
+		if addLine(pt, tr.color, name, tr.rate, dashes, points) != nil {
+			continue
+		}
+		if positive(tr.lat) && addLine(pl, tr.color, name, tr.lat, dashes, points) == nil {
+			nl++
+		}
+	}
+	entries := len(runs)
+	if !named {
+		entries = legendByColorAndDash(pt, runs, rounds)
+		legendByColorAndDash(pl, runs, rounds)
+	}
+	pt.Y.Min = 0
+	legendRoom(pt, entries, false)
+	tput = &Chart{
+		ID:    "timeline-throughput",
+		Title: "Throughput over time",
+		Caption: "Acquisitions completed in each second of the measured phase (warm-up " +
+			"excluded), one line per run, its rounds dashed differently: a dip is a stall, a " +
+			"fault or a noisy neighbour. The last, partial second is left out when shorter " +
+			"than half a second.",
+		plot: pt,
+	}
+	if nl > 0 {
+		padLogRange(&pl.Y)
+		legendRoom(pl, entries, true)
+		p99 = &Chart{
+			ID:    "timeline-p99",
+			Title: "Acquire p99 over time",
+			Caption: "The 99th percentile of the acquire latencies of each second, one line " +
+				"per run: whether the tail is steady or comes in bursts.",
+			plot: pl,
+		}
+	}
+	return tput, p99
+}
+
+// legendByColorAndDash names the groups by color and the rounds by dash pattern, for charts
+// with too many runs to name each; it returns the number of entries it added.
+func legendByColorAndDash(p *plot.Plot, runs []timelineRun, rounds int) int {
+	n := 0
+	seen := make(map[int]bool)
+	for _, tr := range runs {
+		if seen[tr.color] {
+			continue
+		}
+		seen[tr.color] = true
+		p.Legend.Add(tr.groupLabel, legendLine(lineStyle(tr.color).Color, nil))
+		n++
+	}
+	for r := 1; r <= min(rounds, len(plotutil.DefaultDashes)); r++ {
+		if rounds == 1 {
+			break
+		}
+		name := "round " + strconv.Itoa(r)
+		if r == len(plotutil.DefaultDashes) && rounds > r {
+			name += ", " + strconv.Itoa(r+len(plotutil.DefaultDashes)) + ", …"
+		}
+		p.Legend.Add(name, legendLine(color.Gray{Y: 90}, plotutil.Dashes(r-1)))
+		n++
+	}
+	return n
+}
+
+// legendLine is a legend thumbnail of a line in c with dashes.
+func legendLine(c color.Color, dashes []vg.Length) plot.Thumbnailer {
+	l := &plotter.Line{}
+	l.LineStyle = lineStyle(0)
+	l.LineStyle.Color = c
+	l.LineStyle.Dashes = dashes
+	return l
+}
