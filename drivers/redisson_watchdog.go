@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,6 +65,8 @@ type redissonWatchdog struct {
 	entries map[redissonRenewKey]*redissonRenewal
 	closed  bool
 	running sync.WaitGroup // renewals in flight; Add only under mu while not closed
+	// renewals counts the renewals that found the lock held (see RenewalCounter).
+	renewals atomic.Int64
 }
 
 // redissonRenewal is Redisson's ExpirationEntry: the holds of one lock name by this client (one
@@ -165,6 +168,7 @@ func (wd *redissonWatchdog) renew(e *redissonRenewal) {
 		delete(wd.entries, k)
 		return
 	}
+	wd.renewals.Add(1)
 	e.timer.Reset(wd.interval)
 }
 

@@ -12,5 +12,11 @@
 // medians and the ratios to a baseline driver; Run.Case says which runs are
 // comparable, and Metrics names the figures that gates and comparisons look
 // at. ParseCommandStats and ParseCPU read Redis INFO, per node (ServerStats),
-// to count the commands and server CPU each acquisition costs.
+// to count the commands and server CPU each acquisition costs. File.Sweep
+// records a lockbench sweep (see package sweep): its steps, verdicts and knees.
+// A run made by
+// several generator processes keeps each process's share in Run.Fleet;
+// MergeProcesses and MergeFiles merge the shares losslessly, and Fairness
+// (Jain's index, WriteFairness) says how evenly workers and processes were
+// served.
 package results

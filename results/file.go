@@ -47,6 +47,9 @@ type File struct {
 	// Skipped lists the combinations a driver cannot run, with the reason;
 	// a skip is not a failure.
 	Skipped []Skip `json:"skipped,omitempty"`
+	// Sweep is set by lockbench sweep: the load steps, the SLO and each driver's knee; its
+	// steps point into Runs. Nil for other commands and in files from before sweeps.
+	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
 // Topology describes the Redis deployment of a result file. It is a plain
@@ -186,6 +189,9 @@ func fileBase(f *File) string {
 	if len(f.Runs) > 0 && f.Runs[0].Workload != "" {
 		workload = fileSafe(f.Runs[0].Workload)
 	}
+	if f.Sweep != nil {
+		workload = "sweep-" + workload
+	}
 	return "lockbench-" + created.UTC().Format("20060102T150405Z") + "-" + workload
 }
 
@@ -241,6 +247,11 @@ func Decode(r io.Reader) (*File, error) {
 					return nil, badResult("runs[%d].timeline.points[%d].histogram: %v", i, j, err)
 				}
 			}
+		}
+	}
+	if f.Sweep != nil {
+		if err := f.Sweep.check(len(f.Runs)); err != nil {
+			return nil, badResult("sweep.%v", err)
 		}
 	}
 	return &f, nil

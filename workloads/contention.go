@@ -25,18 +25,25 @@ func (Contention) Needs() drivers.Kind { return drivers.KindMutex }
 
 // Start implements Workload.
 func (Contention) Start(cfg *Config) Instance {
-	return &contention{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: NewChecker(cfg.Keys)}
+	return &contention{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: cfg.checker(), fifo: NewFIFOTracker()}
 }
 
 type contention struct {
 	cfg       *Config
 	names     []string
 	checker   *Checker
+	fifo      *FIFOTracker
 	fenceOnce sync.Once
 	fence     atomic.Pointer[FenceChecker] // nil until a fenced worker joins
 }
 
-var _ SafetyReporter = (*contention)(nil)
+var (
+	_ SafetyReporter = (*contention)(nil)
+	_ FIFOReporter   = (*contention)(nil)
+)
+
+// FIFO implements FIFOReporter.
+func (c *contention) FIFO() *results.FIFOFidelity { return results.NewFIFOFidelity(c.fifo.Counts()) }
 
 func (c *contention) Violations() int64 {
 	return c.checker.Violations() + c.fencingViolations()
@@ -66,7 +73,7 @@ func (c *contention) NewCycler(id int, w drivers.Worker, release context.Context
 // fenceChecker returns the run's fence checker, made by the first fenced worker: a run without
 // one does not pay for a last-token slot per key.
 func (c *contention) fenceChecker() *FenceChecker {
-	c.fenceOnce.Do(func() { c.fence.Store(NewFenceChecker(c.cfg.Keys)) })
+	c.fenceOnce.Do(func() { c.fence.Store(c.cfg.fenceChecker()) })
 	return c.fence.Load()
 }
 
@@ -82,6 +89,7 @@ type contentionCycler struct {
 func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
 	k := cy.keys.next()
 	name := cy.c.names[k]
+	arrival := cy.c.fifo.Arrive(k)
 	start := time.Now()
 	var token int64
 	var err error
@@ -91,9 +99,11 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		err = cy.w.Lock(ctx, name)
 	}
 	if err != nil {
+		cy.c.fifo.Abandon(k, arrival)
 		return cy.acquireFailed(ctx, rec)
 	}
 	acquired := time.Now()
+	cy.c.fifo.Granted(k, arrival, rec != nil)
 	cy.c.checker.Enter(k)
 	if cy.fence != nil {
 		// A token out of order is a safety violation the checker counts, not an error: the
@@ -102,6 +112,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	}
 	cy.holdLock(ctx)
 	cy.c.checker.Exit(k)
+	cy.c.fifo.Released(k)
 	// The release is not bound to ctx: a run that ends mid-hold still gives the lock back.
 	relStart := time.Now()
 	err = cy.w.Unlock(cy.release, name)

@@ -7,11 +7,13 @@ import "sync/atomic"
 // before for the key is a fencing violation. A protected resource would have turned that holder
 // away: the lock granted out of token order, or a holder whose lease had run out came back after
 // a later grant. Its violations are safety violations, not errors: a run counts them in
-// Violations and FencingViolations (see Safety). It sees the holders of this process only. It is
+// Violations and FencingViolations (see Safety). It sees the holders of this process only, unless its last tokens are in
+// memory other processes share (Config.Shared). It is
 // safe for concurrent use.
 type FenceChecker struct {
 	last       []atomic.Int64
 	violations atomic.Int64
+	shared     *atomic.Int64 // every process's violations, with Config.Shared; else nil
 }
 
 // NewFenceChecker returns a checker for keys lock names.
@@ -26,6 +28,7 @@ func (c *FenceChecker) Observe(key int, token int64) bool {
 		prev := c.last[key].Load()
 		if token <= prev {
 			c.violations.Add(1)
+			countShared(c.shared)
 			return false
 		}
 		if c.last[key].CompareAndSwap(prev, token) {

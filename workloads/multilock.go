@@ -26,7 +26,7 @@ func (Multilock) Needs() drivers.Kind { return drivers.KindMulti }
 
 // Start implements Workload.
 func (Multilock) Start(cfg *Config) Instance {
-	return &multilockRun{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: NewChecker(cfg.Keys)}
+	return &multilockRun{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: cfg.checker()}
 }
 
 type multilockRun struct {

@@ -25,7 +25,7 @@ func (RW) Needs() drivers.Kind { return drivers.KindRW }
 
 // Start implements Workload.
 func (RW) Start(cfg *Config) Instance {
-	return &rwRun{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: NewRWChecker(cfg.Keys)}
+	return &rwRun{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: cfg.rwChecker()}
 }
 
 type rwRun struct {
@@ -96,11 +96,13 @@ const rwWriter = 1 << 32
 // RWChecker checks a read-write lock without trusting it: a writer entering its critical section
 // must find no other writer and no reader there, and a reader must find no writer. Each breach is
 // counted once, by the one who enters second. It also tracks the most readers inside one key at
-// once, which shows that readers share. It sees the holders of this process only. It is safe for
+// once, which shows that readers share. It sees the holders of this process only, unless its
+// state is in memory other processes share (Config.Shared). It is safe for
 // concurrent use.
 type RWChecker struct {
 	state      []atomic.Int64 // per key: readers + writers*rwWriter
 	violations atomic.Int64
+	shared     *atomic.Int64 // every process's violations, with Config.Shared; else nil
 	maxReaders atomic.Int64
 }
 
@@ -114,6 +116,7 @@ func (c *RWChecker) EnterRead(key int) {
 	v := c.state[key].Add(1)
 	if v >= rwWriter {
 		c.violations.Add(1)
+		countShared(c.shared)
 	}
 	readers := v % rwWriter
 	for {
@@ -131,6 +134,7 @@ func (c *RWChecker) ExitRead(key int) { c.state[key].Add(-1) }
 func (c *RWChecker) EnterWrite(key int) {
 	if c.state[key].Add(rwWriter) != rwWriter {
 		c.violations.Add(1)
+		countShared(c.shared)
 	}
 }
 

@@ -1,0 +1,94 @@
+package audit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/lockbench/lockbench/audit"
+	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/redis/rueidis"
+)
+
+func master(t *testing.T) audit.Master {
+	t.Helper()
+	srv := redistest.NewServer(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: srv.Addrs(), ForceSingleClient: true, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return audit.Master{Addr: srv.Addrs()[0], Client: c}
+}
+
+func do(t *testing.T, c rueidis.Client, cmd rueidis.Completed) {
+	t.Helper()
+	if err := c.Do(context.Background(), cmd).Error(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScanFindsStrandedKeys(t *testing.T) {
+	m := master(t)
+	c := m.Client
+	ctx := context.Background()
+	if a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*"); err != nil || a.Leftovers != 0 || a.FencingCounters != 0 {
+		t.Fatalf("empty server: %+v, %v", a, err)
+	}
+	// A stranded lock without TTL, a fair-lock queue left behind, a lock whose lease still runs,
+	// a fencing counter (kept on purpose) and a key that is not lockbench's.
+	do(t, c, c.B().Hset().Key("lockbench:7").FieldValue().FieldValue("owner:1", "1").Build())
+	do(t, c, c.B().Rpush().Key("redisson_lock_queue:{lockbench:3}").Element("owner:2").Build())
+	do(t, c, c.B().Set().Key("lockbench:9").Value("tok").ExSeconds(60).Build())
+	do(t, c, c.B().Incr().Key("redisson_lock_token:{lockbench:1}").Build())
+	do(t, c, c.B().Set().Key("yours").Value("x").Build())
+
+	a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Leftovers != 3 || a.FencingCounters != 1 || len(a.Keys) != 3 || a.Masters != 1 {
+		t.Fatalf("audit %+v: want 3 leftovers listed and 1 fencing counter", a)
+	}
+	byKey := map[string]results.LeftoverKey{}
+	for _, k := range a.Keys {
+		byKey[k.Key] = k
+	}
+	if k := byKey["lockbench:7"]; k.Type != "hash" || k.TTLMS != -1 || k.Node != m.Addr {
+		t.Fatalf("stranded lock reported as %+v", k)
+	}
+	if k := byKey["lockbench:9"]; k.Type != "string" || k.TTLMS <= 0 {
+		t.Fatalf("lock with a lease reported as %+v", k)
+	}
+	if _, ok := byKey["redisson_lock_queue:{lockbench:3}"]; !ok {
+		t.Fatalf("queue key not listed: %+v", a.Keys)
+	}
+	// Everything: the key that is not lockbench's too.
+	if a, err := audit.Scan(ctx, []audit.Master{m}, "*"); err != nil || a.Leftovers != 4 {
+		t.Fatalf("scan of *: %+v, %v", a, err)
+	}
+}
+
+func TestScanListsAtMostMaxAuditKeys(t *testing.T) {
+	m := master(t)
+	c := m.Client
+	for i := range results.MaxAuditKeys + 5 {
+		do(t, c, c.B().Set().Key("lockbench:"+string(rune('a'+i))).Value("x").Build())
+	}
+	a, err := audit.Scan(context.Background(), []audit.Master{m}, "lockbench:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Leftovers != results.MaxAuditKeys+5 || len(a.Keys) != results.MaxAuditKeys {
+		t.Fatalf("%d leftovers, %d listed", a.Leftovers, len(a.Keys))
+	}
+}
+
+func TestScanReportsAFailedMaster(t *testing.T) {
+	m := master(t)
+	m.Client.Close()
+	a, err := audit.Scan(context.Background(), []audit.Master{m}, "*")
+	if err == nil || a.Error == "" {
+		t.Fatalf("scan of a closed client: %+v, %v", a, err)
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+
+	"github.com/lockbench/lockbench/audit"
+	"github.com/lockbench/lockbench/results"
+)
+
+// auditRun scans every master for what run left behind and records it in run.Audit. Leftovers
+// count as errors of the kind "leftover_keys", so they fail the run (exit 1) and show in the
+// errors column and in thresholds on errors. On a topology lockbench started the keyspace was
+// flushed before the run, so every key is the run's and the scan matches everything; on an
+// attached deployment it matches the keys containing --key-prefix only. An audit that cannot
+// finish (a server down after a fault) is recorded and warned about, not counted as leftovers.
+func (r *runner) auditRun(ctx context.Context, run *results.Run) {
+	pattern := "*"
+	if r.tgt.provider == providerAttached {
+		pattern = "*" + globEscape(r.f.cfg.KeyPrefix) + "*"
+	}
+	var masters []audit.Master
+	for _, n := range r.tgt.masters() {
+		masters = append(masters, audit.Master{Addr: n.addr, Client: n.c})
+	}
+	a, err := audit.Scan(context.WithoutCancel(ctx), masters, pattern)
+	run.Audit = &a
+	if err != nil {
+		r.ui.line("warning: post-run audit of %s incomplete: %v", run.Driver, err)
+	}
+	if a.Leftovers == 0 {
+		return
+	}
+	if run.ErrorsByKind == nil {
+		run.ErrorsByKind = map[string]int64{}
+	}
+	run.ErrorsByKind["leftover_keys"] += a.Leftovers
+	run.Errors += a.Leftovers
+	for _, k := range a.Keys {
+		r.ui.line("leftover key after %s: %s on %s (%s, ttl %dms)", run.Driver, k.Key, k.Node, k.Type, k.TTLMS)
+	}
+}
