@@ -19,8 +19,12 @@ Usage:
   lockbench up [flags]      start a Redis topology (single, sentinel, cluster, masters:N) and keep it running
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
+  lockbench sweep [flags]   step the load up and find each driver's knee under a latency SLO
   lockbench compare BASE NEW  regression gate: compare two sets of result files, exit 1 on a regression
+  lockbench worker [flags]  one generator process of a run made by several (what run --procs starts; for orchestrators)
+  lockbench merge FILE... -o OUT  merge the result files of worker processes into one result
   lockbench export FILE...  write HDR percentile (.hgrm) and interval log (.hlog) files from result files
+  lockbench report -o DIR FILE...  draw result files as an offline HTML page and PNG charts
   lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
   lockbench help [command]  show help
@@ -39,12 +43,16 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	commands := map[string]func(args []string, stdout, stderr io.Writer) int{
 		"run":     runCommand,
+		"sweep":   sweepCommand,
 		"up":      upCommand,
 		"down":    downCommand,
 		"status":  statusCommand,
 		"image":   imageCommand,
 		"compare": compareCommand,
 		"export":  exportCommand,
+		"worker":  workerCommand,
+		"merge":   mergeCommand,
+		"report":  reportCommand,
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(args[1:], stdout, stderr)

@@ -17,6 +17,9 @@ type progressUI struct {
 	tty           bool
 	dirty         bool // a progress line is on screen and must be cleared before other output
 	round, rounds int  // shown when the drivers run more than once (--repeat)
+	// prefix, if set, starts the progress line (a sweep's step and time left); it must not
+	// call the progressUI's methods.
+	prefix func() string
 }
 
 func newProgressUI(w io.Writer) *progressUI {
@@ -47,6 +50,9 @@ func (u *progressUI) progress(p workloads.Progress) {
 		rate = float64(p.Acquisitions) / s
 	}
 	fmt.Fprint(u.w, "\r\033[K")
+	if u.prefix != nil {
+		fmt.Fprint(u.w, u.prefix()+"  ")
+	}
 	if u.rounds > 1 {
 		fmt.Fprintf(u.w, "round %d/%d ", u.round, u.rounds)
 	}

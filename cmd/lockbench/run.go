@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
@@ -35,6 +36,10 @@ Examples:
 
   # Side by side, 5 interleaved rounds each (a b, b a, …); medians and ratios to naive:
   lockbench run --driver naive,lockcore --repeat 5 --baseline naive
+
+  # Open loop: 2000 acquisitions/s arrive on schedule whether or not earlier ones are done, at most
+  # 64 in flight; latency from each attempt's intended start, service time beside it:
+  lockbench run --rate 2000 --arrival poisson --concurrency 64
 
   # On a private 3-master Redis Cluster; the summary shows how commands spread over the masters:
   lockbench run --topology cluster --keys 10000
@@ -115,29 +120,56 @@ type runFlags struct {
 	image      string
 	addrs      []string
 	out        string
+	report     string
 	benchfmt   bool
 	noResults  bool
 	cpuprof    string
 	thresholds []thresholds.Threshold
+	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
-	f := &runFlags{}
-	fs := pflag.NewFlagSet("lockbench run", pflag.ContinueOnError)
+	return parseCommandFlags(commandFlags{name: cmdRun, examples: runExamples}, args, stdout, stderr)
+}
+
+// parseRunFlagsAs parses the flags of lockbench run, or of lockbench worker, which takes the
+// same flags and its own (see fleetFlags).
+func parseRunFlagsAs(cmd string, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
+	return parseCommandFlags(commandFlags{name: cmd, examples: runExamples}, args, stdout, stderr)
+}
+
+// commandFlags lets another command (sweep, worker) take run's flags and checks, plus its own.
+type commandFlags struct {
+	name, examples string
+	// add defines the command's own flags (and may hide run's that do not apply); check
+	// validates them after run's checks, with run's flags parsed into f.
+	add   func(fs *pflag.FlagSet)
+	check func(fs *pflag.FlagSet, f *runFlags) error
+}
+
+// fleetCommand says whether command takes the fleet flags: run's --procs, or the worker's own.
+func fleetCommand(name string) bool { return name == cmdRun || name == cmdWorker }
+
+func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
+	f := &runFlags{fleet: fleetFlags{procs: 1}}
+	fs := pflag.NewFlagSet("lockbench "+c.name, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", ")+
+	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", ")+"; negative control, broken on purpose, never a default: "+strings.Join(drivers.Controls(), ", ")+
 		"; a driver's options follow its name, each :key=value, so one run compares settings (e.g. lockcore,lockcore:handoff=0); options:\n"+drivers.OptionsHelp())
 	fs.IntVar(&f.repeat, "repeat", 1, "run every driver this many times, interleaved and rotating the order each round (a b c, c a b, b c a, …); the summary shows medians")
 	fs.StringVar(&f.baseline, "baseline", "", "driver the summary's throughput and p99 ratios compare with (default: the first --driver)")
 	fs.StringVar(&f.workload, "workload", "contention", "workload: "+strings.Join(workloads.Names(), ", "))
-	fs.IntVar(&f.cfg.Concurrency, "concurrency", workloads.DefaultConcurrency, "closed-loop workers, each its own lock owner")
+	fs.IntVar(&f.cfg.Concurrency, "concurrency", workloads.DefaultConcurrency, "closed-loop workers, each its own lock owner; with --rate, the cap on attempts in flight")
 	fs.IntVar(&f.cfg.Keys, "keys", workloads.DefaultKeys, "distinct lock names")
 	fs.StringVar(&f.cfg.KeyDist, "key-dist", workloads.DefaultKeyDist, "key choice: uniform or zipf")
 	fs.Float64Var(&f.cfg.ZipfS, "zipf-s", workloads.DefaultZipfS, "zipf exponent (> 1) for --key-dist zipf")
 	fs.DurationVar(&f.cfg.Hold, "hold", 0, "time a lock is held before release (critical section)")
 	fs.Float64Var(&f.cfg.ReadRatio, "read-ratio", workloads.DefaultReadRatio, "share of cycles that take a read hold, 0 to 1, for --workload rw (the rest write)")
 	fs.IntVar(&f.cfg.Fanout, "fanout", workloads.DefaultFanout, "distinct keys each cycle locks at once, all or nothing, 1 to --keys, for --workload multilock")
+	fs.Float64Var(&f.cfg.Rate, "rate", 0, "open loop: start attempts on a schedule of this many acquisitions/s over all workers, latency measured from each one's intended start (default: closed loop)")
+	fs.StringVar(&f.cfg.Arrival, "arrival", "", "open-loop arrivals, with --rate: uniform (evenly spaced, the default) or poisson (exponential gaps, seeded by --seed)")
+	fs.IntVar(&f.cfg.Depth, "depth", workloads.DefaultDepth, "nesting depth of --workload reentrancy: the same owner takes the lock this many times, then releases it as many, 1 to "+strconv.Itoa(workloads.MaxDepth))
 	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
 	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
 	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
@@ -150,20 +182,27 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, host:port, repeatable or comma separated: the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
+	fs.StringVar(&f.report, "report", "", "also draw the results as an HTML page and PNG charts in this directory (see 'lockbench report --help')")
 	fs.BoolVar(&f.benchfmt, "benchfmt", false, "also print Go benchmark format lines (for benchstat) on stdout")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of lockbench itself to this file (for pprof)")
 	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
+	if fleetCommand(c.name) {
+		addFleetFlags(fs, &f.fleet, c.name)
+	}
 	help := fs.BoolP("help", "h", false, "show this help")
+	if c.add != nil {
+		c.add(fs)
+	}
 
 	bad := func(format string, a ...any) (*runFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench run: "+format+"\nRun 'lockbench run --help' for usage.\n", a...)
+		fmt.Fprintf(stderr, "lockbench "+c.name+": "+format+"\nRun 'lockbench "+c.name+" --help' for usage.\n", a...)
 		return nil, exitUsage, false
 	}
 	if err := fs.Parse(args); err != nil {
 		return bad("%v", err)
 	}
 	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench run [flags]\n\nFlags:\n%s%s", fs.FlagUsages(), strings.Replace(runExamples, "METRICS", results.MetricNames(), 1))
+		fmt.Fprintf(stdout, "Usage: lockbench %s [flags]\n\nFlags:\n%s%s", c.name, fs.FlagUsages(), fleetHelp(c.name, strings.Replace(c.examples, "METRICS", results.MetricNames(), 1)))
 		return nil, exitOK, false
 	}
 	if fs.NArg() > 0 {
@@ -178,6 +217,9 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	}
 	if f.cfg.Duration <= 0 {
 		return bad("--duration %v must be positive", f.cfg.Duration)
+	}
+	if msg := checkPacing(fs.Changed("rate"), f.cfg.Rate, f.cfg.Arrival); msg != "" {
+		return bad("%s", msg)
 	}
 	if !fs.Changed("warmup") && f.cfg.Warmup == 0 {
 		f.cfg.Warmup = workloads.DefaultWarmup
@@ -227,8 +269,12 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 	} else if !seen[f.baseline] {
 		return bad("--baseline %q is not one of --driver %s", f.baseline, strings.Join(f.drivers, ","))
 	}
-	if _, err := workloads.Get(f.workload); err != nil {
+	w, err := workloads.Get(f.workload)
+	if err != nil {
 		return bad("--workload: %v", err)
+	}
+	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
+		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
 	}
 	spec, err := compose.ParseSpec(f.topology)
 	if err != nil {
@@ -277,10 +323,23 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, boo
 		}
 		f.thresholds = append(f.thresholds, th)
 	}
-	cfg := f.cfg
-	cfg.Fill()
-	if err := cfg.Validate(); err != nil {
+	if err := workloads.CheckConfig(w, f.cfg); err != nil {
 		return bad("%v", err)
+	}
+	if fleetCommand(c.name) {
+		if msg := checkFleetFlags(fs, f, c.name); msg != "" {
+			return bad("%s", msg)
+		}
+	}
+	if c.check != nil {
+		if err := c.check(fs, f); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if f.report != "" {
+		if err := report.CheckDir(f.report); err != nil { // before minutes of running, not after
+			return bad("--report %s: cannot write there: %v", f.report, err)
+		}
 	}
 	return f, exitOK, true
 }
@@ -369,6 +428,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err := results.WriteSummaryBaseline(stdout, file.Runs, f.baseline); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
 		}
+		if err := results.WriteFairness(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)
+		}
 	}
 	thresholdsFailed := 0
 	if len(f.thresholds) > 0 {
@@ -380,16 +442,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("lockbench run: %d of %d thresholds failed", thresholdsFailed, len(checked))
 		}
 	}
-	if f.benchfmt {
-		if err := results.WriteBenchfmt(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: benchfmt: %v\n", err)
-		}
-	}
-	if !f.noResults && (len(file.Runs) > 0 || len(file.Skipped) > 0) {
-		if err := writeResults(f.out, file, ui); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: writing results: %v\n", err)
-			return exitFailure
-		}
+	if !writeOutputs("run", f, file, stdout, stderr, ui) {
+		return exitFailure
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -403,6 +457,33 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeResults writes the JSON result file and, beside it, the benchstat lines.
+// writeOutputs ends run and sweep alike: the benchstat lines (--benchfmt), the result files
+// (unless --no-results) and the report (--report), when there is anything to write. It reports
+// whether the files that were asked for were written.
+func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io.Writer, ui *progressUI) bool {
+	if f.benchfmt {
+		if err := results.WriteBenchfmt(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench %s: benchfmt: %v\n", cmd, err)
+		}
+	}
+	if len(file.Runs) == 0 && len(file.Skipped) == 0 {
+		return true
+	}
+	if !f.noResults {
+		if err := writeResults(f.out, file, ui); err != nil {
+			fmt.Fprintf(stderr, "lockbench %s: writing results: %v\n", cmd, err)
+			return false
+		}
+	}
+	if f.report != "" {
+		if err := runReport(f.report, file, ui); err != nil {
+			fmt.Fprintf(stderr, "lockbench %s: report: %v\n", cmd, err)
+			return false
+		}
+	}
+	return true
+}
+
 func writeResults(dir string, file *results.File, ui *progressUI) error {
 	path, err := results.WriteFile(dir, file)
 	if err != nil {

@@ -80,14 +80,21 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	ui.setRound(round, f.repeat)
 	ui.line("%s %s: %s on %s, %d workers, %d keys (%s), warm-up %v, measuring %v",
 		where, name, f.workload, f.spec, f.cfg.Concurrency, f.cfg.Keys, f.cfg.KeyDist, max(f.cfg.Warmup, 0), f.cfg.Duration)
-	run, err := workloads.Run(ctx, workloads.Plan{
+	plan := workloads.Plan{
 		Workload:    w,
 		Config:      f.cfg,
 		Driver:      drv,
 		Target:      r.tgt.driverConfig(f.lease),
 		ServerStats: r.tgt.serverStats,
 		Progress:    ui.progress,
-	})
+	}
+	var run results.Run
+	var err error
+	if f.fleet.procs > 1 {
+		run, err = r.runProcs(ctx, name) // fleet.go
+	} else {
+		run, err = workloads.Run(ctx, plan)
+	}
 	ui.clear()
 	switch {
 	case errors.Is(err, drivers.ErrUnsupported):
@@ -108,6 +115,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	run.Round = round
 	run.TopologySpec = f.spec.String()
+	r.auditRun(ctx, &run)
 	if run.Errors > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
@@ -122,6 +130,10 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 // safetySummary says how many safety violations run had and of which kind: fencing tokens out of
 // grant order (run.FencingViolations) or two holders of one lock at once (the rest).
 func safetySummary(run *results.Run) string {
+	if h := run.Holds; h != nil && h.CountMismatches+h.LeasesLost > 0 {
+		return fmt.Sprintf("%d violations: %d leases lost while held, %d hold counts in Redis other than the nesting level, the rest two holders of one lock at once",
+			run.Violations, h.LeasesLost, h.CountMismatches)
+	}
 	switch n := run.FencingViolations; {
 	case n >= run.Violations:
 		return fmt.Sprintf("%d violations, all fencing tokens out of grant order", n)
