@@ -100,7 +100,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	}
 	if err != nil {
 		cy.c.fifo.Abandon(k, arrival)
-		return cy.acquireFailed(ctx, rec)
+		return cy.acquireFailed(ctx, rec, err)
 	}
 	acquired := time.Now()
 	cy.c.fifo.Granted(k, arrival, rec != nil)

@@ -55,13 +55,13 @@ func (p *cycleBase) pause(ctx context.Context) {
 	}
 }
 
-// acquireFailed ends a cycle whose acquisition failed: ctx's error once it ended, else the
-// failure is counted and nil returned after a pause.
-func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder) error {
+// acquireFailed ends a cycle whose acquisition failed with err: ctx's error once it ended, else
+// the failure is counted by its kind (see failureKind) and nil returned after a pause.
+func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	countError(rec, "acquire")
+	countError(rec, failureKind(kindAcquire, err))
 	p.pause(ctx)
 	return nil
 }
@@ -73,7 +73,7 @@ func (p *cycleBase) released(ctx context.Context, rec *results.Recorder, err err
 	case errors.Is(err, drivers.ErrNotHeld):
 		countError(rec, "lease_lost")
 	case err != nil:
-		countError(rec, "release")
+		countError(rec, failureKind(kindRelease, err))
 		p.pause(ctx)
 	case rec != nil:
 		rec.Record(acquired.Sub(start), end.Sub(relStart), end.Sub(start))

@@ -71,7 +71,7 @@ func (cy *longholdCycler) Cycle(ctx context.Context, rec *results.Recorder) erro
 	name := cy.r.names[k]
 	start := time.Now()
 	if err := cy.w.Lock(ctx, name); err != nil {
-		return cy.acquireFailed(ctx, rec)
+		return cy.acquireFailed(ctx, rec, err)
 	}
 	acquired := time.Now()
 	cy.r.checker.Enter(k)

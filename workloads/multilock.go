@@ -83,7 +83,7 @@ func (cy *multilockCycler) Cycle(ctx context.Context, rec *results.Recorder) err
 	cy.pick()
 	start := time.Now()
 	if err := cy.w.LockMulti(ctx, cy.setNames); err != nil {
-		return cy.acquireFailed(ctx, rec)
+		return cy.acquireFailed(ctx, rec, err)
 	}
 	acquired := time.Now()
 	for _, k := range cy.set {

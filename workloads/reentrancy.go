@@ -65,8 +65,9 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	start := time.Now()
 	var acquired time.Time
 	taken := 0
+	var lockErr error
 	for taken < depth {
-		if err := cy.w.Lock(ctx, name); err != nil {
+		if lockErr = cy.w.Lock(ctx, name); lockErr != nil {
 			break
 		}
 		taken++
@@ -77,7 +78,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		cy.check(name, taken, rec)
 	}
 	if taken == 0 {
-		return cy.acquireFailed(ctx, rec)
+		return cy.acquireFailed(ctx, rec, lockErr)
 	}
 	if taken == depth {
 		cy.holdLock(ctx)
@@ -99,7 +100,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		case errors.Is(err, drivers.ErrNotHeld):
 			countError(rec, "lease_lost")
 		case err != nil:
-			countError(rec, "release")
+			countError(rec, failureKind(kindRelease, err))
 		}
 	}
 	if taken < depth {

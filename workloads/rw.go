@@ -69,7 +69,7 @@ func (cy *rwCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
 		err = cy.w.Lock(ctx, name)
 	}
 	if err != nil {
-		return cy.acquireFailed(ctx, rec)
+		return cy.acquireFailed(ctx, rec, err)
 	}
 	acquired := time.Now()
 	if read {
