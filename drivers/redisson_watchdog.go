@@ -147,8 +147,11 @@ func (wd *redissonWatchdog) renew(e *redissonRenewal) {
 	wd.mu.Unlock()
 	defer wd.running.Done()
 
-	// A renewal that cannot finish before the next one is due is pointless.
-	ctx, cancel := context.WithTimeout(wd.ctx, wd.interval)
+	// Redisson drops a lock's renewal for good after one failed attempt (below), so the attempt
+	// may take as long as the lease it renews still runs: it fired interval after the lease
+	// was last set, which leaves 2 × interval. (A bound of one interval failed a renewal, and so
+	// expired a held lock, when a loaded CI machine delayed one 300 ms-lease renewal by 100 ms.)
+	ctx, cancel := context.WithTimeout(wd.ctx, 2*wd.interval)
 	var n int64
 	var err error
 	if e.kind == renewRead {
