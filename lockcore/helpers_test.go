@@ -210,3 +210,13 @@ func (c *Client) cohorts() int {
 	}
 	return n
 }
+
+// isClosed reports whether ch is closed, without blocking.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

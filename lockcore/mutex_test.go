@@ -378,7 +378,9 @@ func testWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T, e *testEnv) {
 	waitFor(t, func() bool {
 		b.waiters.mu.Lock()
 		q := b.waiters.queues["redisson_lock__channel:{herd}"]
-		subscribed := q != nil && q.refs == inRedis
+		// refs counts a waiter from the moment it joins; the server counts the subscription
+		// only once its SUBSCRIBE is confirmed, which a loaded machine can delay.
+		subscribed := q != nil && q.refs == inRedis && isClosed(q.ready)
 		b.waiters.mu.Unlock()
 		return subscribed && b.localQueueLen("herd") == local
 	})
