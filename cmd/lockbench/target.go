@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/netem"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
@@ -42,6 +43,7 @@ type target struct {
 	provider string
 	desc     compose.Description
 	nodes    []inspectNode // masters and replicas; sentinels hold no lock keys
+	net      *netem.Net    // --net: the drivers dial through it; nil dials directly
 }
 
 type inspectNode struct {
@@ -77,6 +79,10 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 	if err := t.connect(); err != nil {
 		t.close()
 		return nil, err
+	}
+	if c := f.net.cond; c != nil {
+		t.net = netem.New(*c)
+		ui.line("network: %s between the clients and Redis (in-process proxies; a round trip gains %v)", c, c.RoundTrip())
 	}
 	return t, nil
 }
@@ -130,6 +136,9 @@ func (t *target) connect() error {
 // driverConfig is what the drivers connect to.
 func (t *target) driverConfig(lease time.Duration) drivers.Config {
 	cfg := drivers.Config{Topology: t.spec.Kind, Addrs: t.topo.Addrs(), Lease: lease}
+	if t.net != nil {
+		cfg.Dialer = t.net.Dial
+	}
 	if t.spec.Kind == compose.KindSentinel {
 		cfg.MasterName = t.masterName()
 	}
@@ -237,5 +246,8 @@ func (t *target) close() {
 		n.c.Close()
 	}
 	t.nodes = nil
+	if t.net != nil {
+		t.net.Close()
+	}
 	t.topo.Close()
 }
