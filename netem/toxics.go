@@ -39,7 +39,14 @@ func (t *delayToxic) delay() time.Duration {
 	return time.Duration(d)
 }
 
+// precise is how much of a delay delayToxic waits on its sleeper: the end of every delay, where
+// a Go timer could be a millisecond late (see sleeper). The rest, if any, it waits on a timer
+// it can interrupt.
+const precise = 2 * time.Millisecond
+
 func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
+	s := newSleeper()
+	defer s.close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -51,7 +58,8 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if wait := t.delay() - time.Since(c.Timestamp); wait > 0 {
+			due := c.Timestamp.Add(t.delay())
+			if wait := time.Until(due) - precise; wait > 0 {
 				timer.Reset(wait)
 				select {
 				case <-timer.C:
@@ -61,6 +69,7 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 					return
 				}
 			}
+			s.sleep(time.Until(due))
 			stub.Output <- c
 		}
 	}
