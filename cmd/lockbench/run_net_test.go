@@ -81,3 +81,27 @@ func TestRunWithNet(t *testing.T) {
 		})
 	}
 }
+
+// --procs hands --net to every generator process, which parses it back to the same conditions;
+// without --net the processes get none.
+func TestWorkerArgsCarryNet(t *testing.T) {
+	for _, spec := range []string{"latency=1ms,jitter=200us", ""} {
+		var sink bytes.Buffer
+		args := []string{"--procs", "2"}
+		if spec != "" {
+			args = append(args, "--net", spec)
+		}
+		f, code, ok := parseRunFlags(args, &sink, &sink)
+		if !ok {
+			t.Fatalf("parse %q: exit %d: %s", args, code, sink.String())
+		}
+		wargs := workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", 1, time.Now(), "/out/p1.json", "")
+		w, code, ok := parseRunFlagsAs(cmdWorker, wargs[1:], &sink, &sink)
+		if !ok {
+			t.Fatalf("the worker refuses %q: exit %d: %s", wargs, code, sink.String())
+		}
+		if w.net.String() != f.net.String() || (spec != "" && (w.net.cond == nil || *w.net.cond != *f.net.cond)) {
+			t.Errorf("--net %q: worker has %q, parent %q", spec, w.net.String(), f.net.String())
+		}
+	}
+}
