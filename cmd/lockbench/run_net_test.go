@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
 )
+
+var proxiesLine = regexp.MustCompile(`network: (\d+) client connections went through (\d+) proxies`)
 
 // Bad --net specs are refused before anything starts, by every command that takes run's flags.
 func TestNetBadSpec(t *testing.T) {
@@ -46,9 +50,10 @@ func TestRunWithNet(t *testing.T) {
 		args       []string
 		cycleMin   time.Duration // lower bound of the cycle p50
 		acquireMin time.Duration // lower bound of the acquire p50
+		proxies    int           // at least: the server; the master and a sentinel
 	}{
-		{"attached single", []string{"--addr", srv.Addr()}, 4 * time.Millisecond, 2 * time.Millisecond},
-		{"sentinel", []string{"--topology", "sentinel"}, 4 * time.Millisecond, 2 * time.Millisecond},
+		{"attached single", []string{"--addr", srv.Addr()}, 4 * time.Millisecond, 2 * time.Millisecond, 1},
+		{"sentinel", []string{"--topology", "sentinel"}, 4 * time.Millisecond, 2 * time.Millisecond, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -61,6 +66,16 @@ func TestRunWithNet(t *testing.T) {
 			}
 			if !strings.Contains(out, "network between clients and Redis: latency=1ms") {
 				t.Errorf("summary does not say the network conditions:\n%s", out)
+			}
+			m := proxiesLine.FindStringSubmatch(errb.String())
+			if m == nil {
+				t.Fatalf("stderr does not count the proxied connections:\n%s", errb)
+			}
+			if dials, _ := strconv.Atoi(m[1]); dials < 1 {
+				t.Errorf("%s connections through the proxies", m[1])
+			}
+			if proxies, _ := strconv.Atoi(m[2]); proxies < tc.proxies {
+				t.Errorf("%s proxies, want at least %d", m[2], tc.proxies)
 			}
 			f := readResult(t, dir)
 			if len(f.Runs) != 1 {

@@ -44,6 +44,7 @@ type target struct {
 	desc     compose.Description
 	nodes    []inspectNode // masters and replicas; sentinels hold no lock keys
 	net      *netem.Net    // --net: the drivers dial through it; nil dials directly
+	ui       *progressUI
 }
 
 type inspectNode struct {
@@ -54,7 +55,7 @@ type inspectNode struct {
 // startTopology starts or attaches to the deployment the flags name. onStart is called with a
 // started topology before anything else can fail, so a second Ctrl-C can stop it.
 func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*target, error) {
-	t := &target{spec: f.spec, provider: f.provider}
+	t := &target{spec: f.spec, provider: f.provider, ui: ui}
 	var err error
 	if len(f.addrs) > 0 {
 		t.provider = providerAttached
@@ -247,6 +248,12 @@ func (t *target) close() {
 	}
 	t.nodes = nil
 	if t.net != nil {
+		st := t.net.Stats()
+		var dials int64
+		for _, p := range st {
+			dials += p.Dials
+		}
+		t.ui.line("network: %d client connections went through %d proxies", dials, len(st))
 		t.net.Close()
 	}
 	t.topo.Close()
