@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -84,6 +85,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 	case topoSingle:
 		rdb = redis.NewClient(&redis.Options{
 			Addr:         cfg.Addrs[0],
+			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
@@ -93,6 +95,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:    cfg.MasterName,
 			SentinelAddrs: cfg.Addrs,
+			Dialer:        dialer(cfg), // the sentinels' connections too
 			PoolSize:      pool,
 			DialTimeout:   ConnectTimeout,
 			ReadTimeout:   ReplyTimeout,
@@ -102,6 +105,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 		// PoolSize is per node in a cluster client; each worker talks to one node at a time.
 		rdb = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs:        cfg.Addrs,
+			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
@@ -125,6 +129,7 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 	for _, addr := range cfg.Addrs {
 		rdb := redis.NewClient(&redis.Options{
 			Addr:         addr,
+			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
@@ -139,6 +144,31 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 		}
 	}
 	return out, nil
+}
+
+// dialer returns cfg.Dialer bounded by ConnectTimeout, for go-redis' Dialer options, or nil
+// (go-redis' own dialer, bounded by DialTimeout) when cfg has none.
+func dialer(cfg Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if cfg.Dialer == nil {
+		return nil
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+		defer cancel() // ends the dial's deadline, not the connection
+		return cfg.Dialer(ctx, network, addr)
+	}
+}
+
+// rueidisDialer is dialer for rueidis' DialCtxFn, or nil (rueidis dials with ClientOption.Dialer).
+// No driver uses TLS, so the TLS config rueidis passes is nil and ignored.
+func rueidisDialer(cfg Config) func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
+	d := dialer(cfg)
+	if d == nil {
+		return nil
+	}
+	return func(ctx context.Context, addr string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
+		return d(ctx, "tcp", addr)
+	}
 }
 
 // goRedisReplyTimeout and rueidisReplyTimeout describe ReplyTimeout for Settings, naming the
@@ -165,6 +195,7 @@ func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 		Dialer:           net.Dialer{Timeout: ConnectTimeout},
 		BlockingPoolSize: poolSize(cfg),
 		ConnWriteTimeout: ReplyTimeout,
+		DialCtxFn:        rueidisDialer(cfg), // used for the sentinels' connections too
 	}
 	switch t {
 	case topoSingle:

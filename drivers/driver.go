@@ -5,6 +5,7 @@ package drivers
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 )
 
@@ -89,6 +90,11 @@ type Config struct {
 	// ErrUnsupported when it cannot provide them on the topology (lockcore on masters has no
 	// read-write RedLock). Zero means KindMutex.
 	Needs Kind
+	// Dialer, when set, makes every connection the driver's clients open: to the addresses in
+	// Addrs and to those they discover (cluster nodes, the master a sentinel names, sentinels).
+	// Each call is bounded by ConnectTimeout. Nil dials directly. lockbench sets it to a
+	// netem.Net's Dial to put network conditions between the clients and Redis.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Driver opens Lockers of one lock library. Implementations are safe for concurrent use.

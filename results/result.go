@@ -67,6 +67,10 @@ type Run struct {
 	// leaves them out ("omitzero").
 	Arrival    string  `json:"arrival,omitempty" lockbench:"case,omitzero"`
 	TargetRate float64 `json:"target_rate,omitempty" lockbench:"case,omitzero"`
+	// Net is the network conditions lockbench put between its clients and Redis (--net, see
+	// package netem), e.g. "latency=1ms"; empty when they talked directly, whose case then
+	// leaves it out.
+	Net string `json:"net,omitempty" lockbench:"case,omitzero"`
 
 	// DurationS is the measured, not the planned, duration of the recorded
 	// phase in seconds; an interrupted run is shorter than planned.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -37,6 +39,9 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 			return g.Driver()
 		}
 		r := g.Runs[0]
+		if r.Net != "" {
+			return fmt.Sprintf("%s (%s, conc %d, net %s)", r.Driver, topologyLabel(&r), r.Concurrency, r.Net)
+		}
 		return fmt.Sprintf("%s (%s, conc %d)", r.Driver, topologyLabel(&r), r.Concurrency)
 	}
 
@@ -46,6 +51,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	} else {
 		writeRunTable(&buf, runs)
 	}
+	writeNet(&buf, runs)
 	writeOpenLoop(&buf, runs)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeNodes(&buf, groups, label)
@@ -231,3 +237,22 @@ func rate(perS float64) string {
 
 // perAcq formats a driver count per acquisition.
 func perAcq(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+
+// writeNet says under the table which network conditions lockbench put between its clients
+// and Redis (--net), when any run had some: the table's latencies include them.
+func writeNet(buf *bytes.Buffer, runs []Run) {
+	var seen []string
+	for i := range runs {
+		n := runs[i].Net
+		if n == "" {
+			n = "none (direct)"
+		}
+		if !slices.Contains(seen, n) {
+			seen = append(seen, n)
+		}
+	}
+	if len(seen) == 1 && seen[0] == "none (direct)" {
+		return
+	}
+	fmt.Fprintf(buf, "network between clients and Redis: %s (in-process proxies; latency is one way, each round trip gains twice it).\n", strings.Join(seen, "; "))
+}

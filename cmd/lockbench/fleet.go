@@ -141,6 +141,9 @@ func workerArgs(f *runFlags, addrs []string, masterName, driver string, index in
 	if arena != "" {
 		args = append(args, "--check-arena", arena)
 	}
+	if n := f.net.String(); n != "" {
+		args = append(args, "--net", n) // each process puts the conditions on its own connections
+	}
 	// The one place a run's settings are divided over its processes: an open loop's --rate R
 	// gives each process R/procs, so that together they arrive at R. Each process seeds its own
 	// schedule (see the seed above), so poisson arrivals stay independent; uniform ones all
@@ -186,6 +189,7 @@ func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, erro
 		return run, err
 	}
 	run.TopologySpec = f.spec.String()
+	run.Net = f.net.String()
 	if len(run.Fleet.Lost) > 0 {
 		// A lost process is a failed run, even when the others measured cleanly.
 		r.failed = true

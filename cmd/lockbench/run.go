@@ -47,6 +47,9 @@ Examples:
   # RedLock-style drivers on 5 independent masters; drivers that cannot are skipped:
   lockbench run --topology masters:5
 
+  # 1ms each way between the clients and Redis (in-process proxies), as in a real deployment:
+  lockbench run --net latency=1ms,jitter=200us --concurrency 1 --keys 1
+
   # Sentinel: a master, 2 replicas and 3 sentinels lockbench starts:
   lockbench run --topology sentinel
 
@@ -126,6 +129,7 @@ type runFlags struct {
 	cpuprof    string
 	thresholds []thresholds.Threshold
 	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
+	net        netFlag    // --net (run_net.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -189,6 +193,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if fleetCommand(c.name) {
 		addFleetFlags(fs, &f.fleet, c.name)
 	}
+	f.net.add(fs)
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
 		c.add(fs)
@@ -310,6 +315,9 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			return bad("--addr %q: want host:port", a)
 		}
+	}
+	if msg := f.net.check(fs); msg != "" {
+		return bad("%s", msg)
 	}
 	for _, expr := range *thExprs {
 		th, err := thresholds.Parse(expr)

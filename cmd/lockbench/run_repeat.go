@@ -115,6 +115,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	run.Round = round
 	run.TopologySpec = f.spec.String()
+	run.Net = f.net.String()
 	r.auditRun(ctx, &run)
 	if run.Errors > 0 {
 		r.failed = true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/netem"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
@@ -42,6 +43,8 @@ type target struct {
 	provider string
 	desc     compose.Description
 	nodes    []inspectNode // masters and replicas; sentinels hold no lock keys
+	net      *netem.Net    // --net: the drivers dial through it; nil dials directly
+	ui       *progressUI
 }
 
 type inspectNode struct {
@@ -52,7 +55,7 @@ type inspectNode struct {
 // startTopology starts or attaches to the deployment the flags name. onStart is called with a
 // started topology before anything else can fail, so a second Ctrl-C can stop it.
 func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*target, error) {
-	t := &target{spec: f.spec, provider: f.provider}
+	t := &target{spec: f.spec, provider: f.provider, ui: ui}
 	var err error
 	if len(f.addrs) > 0 {
 		t.provider = providerAttached
@@ -77,6 +80,10 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 	if err := t.connect(); err != nil {
 		t.close()
 		return nil, err
+	}
+	if c := f.net.cond; c != nil {
+		t.net = netem.New(*c)
+		ui.line("network: %s between the clients and Redis (in-process proxies; a round trip gains %v)", c, c.RoundTrip())
 	}
 	return t, nil
 }
@@ -130,6 +137,9 @@ func (t *target) connect() error {
 // driverConfig is what the drivers connect to.
 func (t *target) driverConfig(lease time.Duration) drivers.Config {
 	cfg := drivers.Config{Topology: t.spec.Kind, Addrs: t.topo.Addrs(), Lease: lease}
+	if t.net != nil {
+		cfg.Dialer = t.net.Dial
+	}
 	if t.spec.Kind == compose.KindSentinel {
 		cfg.MasterName = t.masterName()
 	}
@@ -237,5 +247,14 @@ func (t *target) close() {
 		n.c.Close()
 	}
 	t.nodes = nil
+	if t.net != nil {
+		st := t.net.Stats()
+		var dials int64
+		for _, p := range st {
+			dials += p.Dials
+		}
+		t.ui.line("network: %d client connections went through %d proxies", dials, len(st))
+		t.net.Close()
+	}
 	t.topo.Close()
 }

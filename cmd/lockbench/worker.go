@@ -85,6 +85,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	default:
 		run.TopologySpec = f.spec.String()
+		run.Net = f.net.String()
 		file.Runs = append(file.Runs, run)
 		file.Complete = run.Complete && ctx.Err() == nil
 		if run.Errors > 0 || run.Violations > 0 {
