@@ -126,6 +126,7 @@ type runFlags struct {
 	cpuprof    string
 	thresholds []thresholds.Threshold
 	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
+	faultFlags faultFlags // run's --fault and --timeline-interval (run_faults.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -188,6 +189,9 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
 	if fleetCommand(c.name) {
 		addFleetFlags(fs, &f.fleet, c.name)
+	}
+	if c.name == cmdRun {
+		addFaultFlags(fs, &f.faultFlags)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
@@ -331,6 +335,11 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%s", msg)
 		}
 	}
+	if c.name == cmdRun {
+		if msg := checkFaultFlags(f); msg != "" {
+			return bad("%s", msg)
+		}
+	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
 			return bad("%v", err)
@@ -399,6 +408,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
+	if msg := checkAttachedFaults(f, tgt); msg != "" {
+		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
+		return exitUsage // nothing was measured
+	}
 
 	file := results.NewFile(version, os.Args)
 	file.RedisVersion = tgt.redisVersion(ctx)
@@ -430,6 +443,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		if err := results.WriteFairness(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)
+		}
+		if err := results.WriteFaults(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: faults: %v\n", err)
 		}
 	}
 	thresholdsFailed := 0

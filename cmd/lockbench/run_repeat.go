@@ -88,6 +88,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		ServerStats: r.tgt.serverStats,
 		Progress:    ui.progress,
 	}
+	recordFaults := r.withFaults(ctx, &plan) // run_faults.go
 	var run results.Run
 	var err error
 	if f.fleet.procs > 1 {
@@ -115,8 +116,17 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	run.Round = round
 	run.TopologySpec = f.spec.String()
+	recordFaults(&run)
 	r.auditRun(ctx, &run)
-	if run.Errors > 0 {
+	for _, flt := range faultsFailed(&run) {
+		r.failed = true
+		ui.line("lockbench run: %s: fault %s failed: %s", name, flt.Spec, flt.Error)
+	}
+	// With faults, errors are what the faults are expected to cause: reported, not a failure.
+	// Keys left behind still fail the run.
+	if len(run.Faults) > 0 && run.Errors > 0 && run.ErrorsByKind["leftover_keys"] == 0 {
+		ui.line("lockbench run: %s: %d errors under faults %v", name, run.Errors, run.ErrorsByKind)
+	} else if run.Errors > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
 	}
