@@ -55,7 +55,7 @@ func (f *Fault) SetFirstGrant(d time.Duration) {
 
 // maxTimelineRows is how many timeline points the fault summary prints whole; a longer
 // timeline is shown around its faults only.
-const maxTimelineRows = 40
+const maxTimelineRows = 120
 
 // WriteFaults writes, for each run with faults, its faults (when each fired, on which node,
 // what it did, the time to first grant after it), its errors by kind and violations, and its
