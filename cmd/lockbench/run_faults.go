@@ -149,3 +149,20 @@ func faultsFailed(run *results.Run) []results.Fault {
 	}
 	return out
 }
+
+// strandedOnly reports whether every key the post-run audit found after a run with faults still
+// has a TTL: locks a fault stranded (their release went to a dead or paused server, or was lost
+// in a fail-over) that will expire. Keys without a TTL, or more than the audit lists, are not
+// excused.
+func strandedOnly(run *results.Run) bool {
+	a := run.Audit
+	if len(run.Faults) == 0 || a == nil || a.Leftovers == 0 || int64(len(a.Keys)) < a.Leftovers {
+		return false
+	}
+	for _, k := range a.Keys {
+		if k.TTLMS < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Bad fault specs and faults that do not fit the topology exit 2 before anything starts.
@@ -149,4 +150,26 @@ func TestRunPauseOutlastingThePhase(t *testing.T) {
 		t.Errorf("violations %d, phase %.2fs", r.Violations, r.DurationS)
 	}
 	assertServerGone(t, errb.String())
+}
+
+func TestStrandedOnly(t *testing.T) {
+	fault := []results.Fault{{Spec: "kill:master@1s"}}
+	withTTL := results.LeftoverKey{Key: "lockbench:1", TTLMS: 200}
+	noTTL := results.LeftoverKey{Key: "lockbench:2", TTLMS: -1}
+	for _, tc := range []struct {
+		name string
+		run  results.Run
+		want bool
+	}{
+		{"no faults", results.Run{Audit: &results.Audit{Leftovers: 1, Keys: []results.LeftoverKey{withTTL}}}, false},
+		{"no audit", results.Run{Faults: fault}, false},
+		{"nothing left", results.Run{Faults: fault, Audit: &results.Audit{}}, false},
+		{"all with a TTL", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 1, Keys: []results.LeftoverKey{withTTL}}}, true},
+		{"one without", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 2, Keys: []results.LeftoverKey{withTTL, noTTL}}}, false},
+		{"more than listed", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 30, Keys: []results.LeftoverKey{withTTL}}}, false},
+	} {
+		if got := strandedOnly(&tc.run); got != tc.want {
+			t.Errorf("%s: strandedOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -122,9 +122,9 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		r.failed = true
 		ui.line("lockbench run: %s: fault %s failed: %s", name, flt.Spec, flt.Error)
 	}
-	// With faults, errors are what the faults are expected to cause: reported, not a failure.
-	// Keys left behind still fail the run.
-	if len(run.Faults) > 0 && run.Errors > 0 && run.ErrorsByKind["leftover_keys"] == 0 {
+	// With faults, errors are what the faults are expected to cause: reported, not a failure;
+	// so are lock keys they stranded with a TTL. Keys without one still fail the run.
+	if len(run.Faults) > 0 && run.Errors > 0 && (run.ErrorsByKind["leftover_keys"] == 0 || strandedOnly(&run)) {
 		ui.line("lockbench run: %s: %d errors under faults %v", name, run.Errors, run.ErrorsByKind)
 	} else if run.Errors > 0 {
 		r.failed = true
