@@ -10,8 +10,9 @@ import (
 	"github.com/lockbench/lockbench/compose"
 )
 
-// undoTimeout bounds the resume of a paused server and the heal of a partition once the run has
-// ended: they run on a context of their own, because the run's has ended.
+// undoTimeout bounds the resume of a paused server once the run has ended: it runs on a context
+// of its own, because the run's may have ended. (Partitioner.Heal takes none: it must return
+// promptly.)
 const undoTimeout = 10 * time.Second
 
 // ErrNotFired is an Event's error when the schedule ended (the phase ended, or was
@@ -118,7 +119,7 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	if f.Action == Pause {
 		ev.Err = r.s.Target.Resume(uctx, addr)
 	} else {
-		ev.Err = r.s.Partitioner.Heal(uctx, addr)
+		ev.Err = r.s.Partitioner.Heal(addr)
 	}
 	if ev.Err != nil {
 		ev.Err = fmt.Errorf("undo: %w", ev.Err)
@@ -169,7 +170,7 @@ func (r *run) act(ctx context.Context, f Fault, addr string) error {
 		if r.s.Partitioner == nil {
 			return errors.New("no network proxy to partition with (--net)")
 		}
-		return r.s.Partitioner.Partition(ctx, addr)
+		return r.s.Partitioner.Partition(addr)
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
 }

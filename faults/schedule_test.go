@@ -184,14 +184,14 @@ type partitioner struct {
 	calls []string
 }
 
-func (p *partitioner) Partition(_ context.Context, addr string) error {
+func (p *partitioner) Partition(addr string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "partition "+addr)
 	return nil
 }
 
-func (p *partitioner) Heal(_ context.Context, addr string) error {
+func (p *partitioner) Heal(addr string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.calls = append(p.calls, "heal "+addr)

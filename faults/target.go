@@ -31,11 +31,13 @@ type Target interface {
 }
 
 // Partitioner cuts a node off from the clients (and, where it can, from the other nodes) and
-// heals it again: the network proxy of lockbench run --net implements it. A Schedule without
-// one refuses partition faults. Implementations must be safe for concurrent use.
+// heals it again: the network proxy of lockbench run --net (netem.Net) has this method set, so
+// it can be passed as Schedule.Partitioner as is. Both calls must return promptly. A Schedule
+// without one fails partition faults, and Validate refuses them unless Layout.Partition says
+// there is one. Implementations must be safe for concurrent use.
 type Partitioner interface {
-	Partition(ctx context.Context, addr string) error
-	Heal(ctx context.Context, addr string) error
+	Partition(addr string) error
+	Heal(addr string) error
 }
 
 // ErrNoSignals is wrapped by a Deployment's Kill, Pause, Resume and Restart when its topology

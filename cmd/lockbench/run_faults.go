@@ -79,8 +79,8 @@ func checkAttachedFaults(f *runFlags, tgt *target) string {
 
 func validateFaults(f *runFlags, l faults.Layout) string {
 	l.Procs, l.Duration = f.fleet.procs, f.cfg.Duration
-	// l.Partition: set when the run has a network proxy (--net) that implements
-	// faults.Partitioner; pass it as Schedule.Partitioner in withFaults.
+	// The partition hook: when the run has a network proxy (--net), set l.Partition here and
+	// return the proxy from runner.partitioner.
 	if err := faults.Validate(f.faultFlags.faults, l); err != nil {
 		return "--fault: " + err.Error()
 	}
@@ -97,7 +97,7 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 		return func(*results.Run) {}
 	}
 	watch := results.NewGrantWatch(len(ff.faults))
-	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), OnFire: watch.Mark}
+	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), OnFire: watch.Mark}
 	plan.Grants = watch
 	var events []faults.Event
 	plan.Measure = func(start time.Time) func() {
@@ -115,6 +115,10 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 		}
 	}
 }
+
+// partitioner is the network proxy that partition faults go through (a *netem.Net has the
+// method set of faults.Partitioner); nil: this run has none, and validateFaults refuses them.
+func (r *runner) partitioner() faults.Partitioner { return nil }
 
 // faultResult is what the result file records of one fault.
 func faultResult(ev faults.Event, watch *results.GrantWatch, i int) results.Fault {
