@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
@@ -96,6 +98,12 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 	if len(ff.faults) == 0 {
 		return func(*results.Run) {}
 	}
+	if runs := r.f.repeat * len(r.f.drivers); runs > 1 && !r.faultNoted {
+		r.faultNoted = true
+		if n := staysDown(ff.faults); n != "" {
+			r.ui.line("note: the faults run in each of the %d runs, and nothing is restored between them: %s killed in one run stays down in the next unless a restart brings it back", runs, n)
+		}
+	}
 	watch := results.NewGrantWatch(len(ff.faults))
 	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), OnFire: watch.Mark}
 	plan.Grants = watch
@@ -169,4 +177,21 @@ func strandedOnly(run *results.Run) bool {
 		}
 	}
 	return true
+}
+
+// staysDown names the nodes the schedule kills and does not restart, or "".
+func staysDown(fs []faults.Fault) string {
+	var out []string
+	for _, k := range fs {
+		if k.Action != faults.Kill {
+			continue
+		}
+		restarted := slices.ContainsFunc(fs, func(f faults.Fault) bool {
+			return f.Action == faults.Restart && f.Node == k.Node && f.At > k.At
+		})
+		if !restarted && !slices.Contains(out, k.Node.String()) {
+			out = append(out, k.Node.String())
+		}
+	}
+	return strings.Join(out, ", ")
 }

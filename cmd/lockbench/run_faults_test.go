@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -170,6 +171,33 @@ func TestStrandedOnly(t *testing.T) {
 	} {
 		if got := strandedOnly(&tc.run); got != tc.want {
 			t.Errorf("%s: strandedOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStaysDown(t *testing.T) {
+	parse := func(specs ...string) []faults.Fault {
+		var out []faults.Fault
+		for _, s := range specs {
+			f, err := faults.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		specs []string
+		want  string
+	}{
+		{[]string{"kill:master@1s"}, "master"},
+		{[]string{"kill:master@1s", "restart:master@2s"}, ""},
+		{[]string{"kill:master@1s", "kill:replica1@1s", "restart:master@2s", "pause:replica2@1s+1s"}, "replica1"},
+		{[]string{"failover@1s"}, ""},
+	} {
+		if got := staysDown(parse(tc.specs...)); got != tc.want {
+			t.Errorf("staysDown(%q) = %q, want %q", tc.specs, got, tc.want)
 		}
 	}
 }

@@ -35,6 +35,7 @@ type runner struct {
 	// refused the configuration, which is a usage error.
 	failed, badConfig bool
 	skipped           map[string]bool
+	faultNoted        bool // the note on faults over several runs is out (run_faults.go)
 }
 
 // runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
