@@ -135,3 +135,29 @@ func TestSentinelFailoverCommand(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// failover:replica2@0s on a cluster makes that replica a master (CLUSTER FAILOVER on it).
+func TestClusterFailoverCommand(t *testing.T) {
+	c := redistest.NewCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	replica, err := Resolve(c.Describe(), Node{RoleReplica, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := (&Schedule{Faults: mustParse(t, "failover:replica2@0s"), Target: NewDeployment(c)}).Run(ctx, time.Now())
+	if ev := events[0]; !ev.Fired || ev.Err != nil || ev.Addr != replica {
+		t.Fatalf("%+v; want fired on %s", ev, replica)
+	}
+	for {
+		for _, m := range c.Masters() {
+			if m == replica {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s is not a master after CLUSTER FAILOVER; masters %v", replica, c.Masters())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
