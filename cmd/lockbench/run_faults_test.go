@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -200,4 +201,39 @@ func TestStaysDown(t *testing.T) {
 			t.Errorf("staysDown(%q) = %q, want %q", tc.specs, got, tc.want)
 		}
 	}
+}
+
+// Ctrl-C during a pause ends the run at once: the server is resumed before lockbench stops it,
+// the fault records the resume without error, and the result is written, marked incomplete.
+func TestCtrlCDuringPause(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "lockcore", "--concurrency", "4", "--keys", "50",
+		"--duration", "60s", "--warmup", "0s", "--lease", "1s", "--fault", "pause:master@200ms+1h", "--out", dir)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(errb.String(), "[1/1]") {
+		if time.Now().After(deadline) {
+			t.Fatalf("run did not start:\n%s", errb)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // into the pause
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := finish(t, cmd, errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
+	}
+	r := readResult(t, dir).Runs[0]
+	if len(r.Faults) != 1 {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	if f := r.Faults[0]; !f.Fired || f.Error != "" || f.LastedS > 30 {
+		t.Errorf("fault %+v; want fired, resumed without error when interrupted", f)
+	}
+	if r.Complete {
+		t.Error("an interrupted run is marked complete")
+	}
+	assertServerGone(t, errb.String())
 }
