@@ -137,10 +137,11 @@ func (l nodeList) kill(addr string) error {
 	if s == nil {
 		return fmt.Errorf("%w: %s", ErrUnknownNode, addr)
 	}
-	if err := s.proc.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("compose: kill redis-server %s (pid %d): %w", addr, s.Pid(), err)
+	p := s.process()
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("compose: kill redis-server %s (pid %d): %w", addr, p.pid(), err)
 	}
-	<-s.proc.done
+	<-p.done
 	return nil
 }
 

@@ -145,10 +145,19 @@ func startProcessWithFiles(bin string, args []string, files map[string]string) (
 			return nil, fmt.Errorf("compose: write %s for redis-server: %w", name, err)
 		}
 	}
+	p, err := startProcessIn(dir, bin, args)
+	if err != nil {
+		os.RemoveAll(dir)
+	}
+	return p, err
+}
+
+// startProcessIn starts bin with args in dir, which exists and which the process's stop
+// removes; the log is appended to, so a restarted server's log follows its earlier life.
+func startProcessIn(dir, bin string, args []string) (*nativeProcess, error) {
 	logPath := filepath.Join(dir, logFileName)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("compose: create redis-server log: %w", err)
 	}
 	cmd := exec.Command(bin, args...)
@@ -159,7 +168,6 @@ func startProcessWithFiles(bin string, args []string, files map[string]string) (
 	err = cmd.Start()
 	logFile.Close() // the child has its own descriptor now
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("compose: start %s: %w", bin, err)
 	}
 	p := &nativeProcess{cmd: cmd, dir: dir, logPath: logPath, done: make(chan struct{})}

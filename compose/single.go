@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxPortAttempts bounds retries after losing the race for a free port to another process.
@@ -14,8 +15,11 @@ const maxPortAttempts = 5
 // Single is one private standalone redis-server process started by StartSingle. Its methods are
 // safe for concurrent use.
 type Single struct {
-	proc *nativeProcess
 	addr string
+
+	mu     sync.Mutex // guards proc, which Restart replaces, and closed
+	proc   *nativeProcess
+	closed bool
 }
 
 var _ Topology = (*Single)(nil)
@@ -107,14 +111,27 @@ func (s *Single) Describe() Description {
 
 // Pid returns the server's process id, for fault injection (SIGSTOP, SIGKILL) and checks. It is
 // safe for concurrent use.
-func (s *Single) Pid() int { return s.proc.pid() }
+func (s *Single) Pid() int { return s.process().pid() }
 
 // Log returns the end (up to 256 KiB) of the server log so far; after Close, as it was when the
 // server stopped. It is meant for failure reports and is safe for concurrent use.
-func (s *Single) Log() string { return s.proc.log() }
+func (s *Single) Log() string { return s.process().log() }
 
 // Close stops the server (SIGTERM, then SIGKILL after 5 s), waits for the process to exit, and
 // removes its temp dir. A server that already died (a fault test killed it) is not an error.
 // Close is idempotent and safe for concurrent use: every call waits for the first to finish and
 // returns its result.
-func (s *Single) Close() error { return s.proc.stop(stopGrace) }
+func (s *Single) Close() error {
+	s.mu.Lock()
+	s.closed = true // a Restart after this starts nothing
+	p := s.proc
+	s.mu.Unlock()
+	return p.stop(stopGrace)
+}
+
+// process returns the current process: the one started, or the last Restart's.
+func (s *Single) process() *nativeProcess {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc
+}

@@ -91,16 +91,21 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 		entries = legendByColorAndDash(pt, runs, rounds)
 		legendByColorAndDash(pl, runs, rounds)
 	}
+	caption := "Acquisitions completed in each second of the measured phase (warm-up " +
+		"excluded), one line per run, its rounds dashed differently: a dip is a stall, a " +
+		"fault or a noisy neighbour. The last, partial second is left out when shorter " +
+		"than half a second."
+	if n := faultMarks(pt, groups, runs); n > 0 {
+		entries++
+		caption += " Gray vertical lines: when a --fault fired (see the result file's faults)."
+	}
 	pt.Y.Min = 0
 	legendRoom(pt, entries, false)
 	tput = &Chart{
-		ID:    "timeline-throughput",
-		Title: "Throughput over time",
-		Caption: "Acquisitions completed in each second of the measured phase (warm-up " +
-			"excluded), one line per run, its rounds dashed differently: a dip is a stall, a " +
-			"fault or a noisy neighbour. The last, partial second is left out when shorter " +
-			"than half a second.",
-		plot: pt,
+		ID:      "timeline-throughput",
+		Title:   "Throughput over time",
+		Caption: caption,
+		plot:    pt,
 	}
 	if nl > 0 {
 		padLogRange(&pl.Y)
@@ -150,4 +155,42 @@ func legendLine(c color.Color, dashes []vg.Length) plot.Thumbnailer {
 	l.LineStyle.Color = c
 	l.LineStyle.Dashes = dashes
 	return l
+}
+
+// faultMarks draws a gray vertical line on p at every instant a fault fired in the runs (one per
+// distinct instant, to the millisecond), reaching the highest throughput drawn, with one legend
+// entry; it returns how many it drew.
+func faultMarks(p *plot.Plot, groups []*group, runs []timelineRun) int {
+	top := 1.0
+	for _, tr := range runs {
+		for _, xy := range tr.rate {
+			top = max(top, xy.Y)
+		}
+	}
+	seen := make(map[int64]bool)
+	n := 0
+	for _, g := range groups {
+		for _, r := range g.Runs {
+			for _, f := range r.Faults {
+				ms := int64(f.FiredS * 1000)
+				if !f.Fired || seen[ms] {
+					continue
+				}
+				seen[ms] = true
+				l, err := plotter.NewLine(plotter.XYs{{X: f.FiredS, Y: 0}, {X: f.FiredS, Y: top}})
+				if err != nil {
+					continue
+				}
+				l.LineStyle = lineStyle(0)
+				l.LineStyle.Color = color.Gray{Y: 120}
+				l.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+				p.Add(l)
+				if n == 0 {
+					p.Legend.Add("fault fired", l)
+				}
+				n++
+			}
+		}
+	}
+	return n
 }

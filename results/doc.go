@@ -18,5 +18,7 @@
 // several generator processes keeps each process's share in Run.Fleet;
 // MergeProcesses and MergeFiles merge the shares losslessly, and Fairness
 // (Jain's index, WriteFairness) says how evenly workers and processes were
-// served.
+// served. A run with faults (lockbench run --fault) records each in Run.Faults, with the
+// time to first grant after it that a GrantWatch, told of every grant by the recorders, finds;
+// WriteFaults prints them with the timeline around them.
 package results

@@ -36,6 +36,8 @@ type Recorder struct {
 	// interval is what was recorded since a Timeline last sampled this recorder; nil when no
 	// Timeline samples it. Set before the recorder is used, never changed after.
 	interval *interval
+	// grants, if set (see Watch), is told of every grant; set before use, never changed after.
+	grants *GrantWatch
 }
 
 // interval is one recorder's share of the current timeline interval. Its mutex is taken once
@@ -76,6 +78,19 @@ func (r *Recorder) Record(acquire, release, cycle time.Duration) {
 		iv.mu.Lock()
 		_ = iv.acquire.RecordValue(a)
 		iv.mu.Unlock()
+	}
+}
+
+// Watch makes the recorder report every grant to w (see Granted). Call it before the recorder
+// is used. It is not safe for concurrent use.
+func (r *Recorder) Watch(w *GrantWatch) { r.grants = w }
+
+// Granted reports that a cycle begun at start was granted its lock at acquired, to the
+// GrantWatch the recorder reports to, if any; whether the release then succeeds does not
+// matter. It does not allocate. It is not safe for concurrent use.
+func (r *Recorder) Granted(start, acquired time.Time) {
+	if r.grants != nil {
+		r.grants.Granted(start, acquired)
 	}
 }
 

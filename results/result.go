@@ -149,6 +149,9 @@ type Run struct {
 	// Fleet is the generator processes of a run made by several (lockbench run --procs,
 	// lockbench worker, lockbench merge).
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// Faults is the run's fault schedule (lockbench run --fault) and what became of each
+	// fault; nil for runs without faults.
+	Faults []Fault `json:"faults,omitempty"`
 }
 
 // Fill sets the measured fields of r from s and the elapsed time of the

@@ -59,6 +59,8 @@ type TimelineRecorder struct {
 	spare *hdrhistogram.Histogram
 	sum   *hdrhistogram.Histogram
 
+	started time.Time // set by Start, with the monotonic clock reading
+
 	mu       sync.Mutex // guards the fields below, shared by the ticker and Stop
 	timeline Timeline
 	last     time.Time
@@ -95,7 +97,7 @@ func NewTimelineRecorder(recs []*Recorder, every time.Duration) *TimelineRecorde
 func (t *TimelineRecorder) Start() {
 	now := time.Now()
 	t.timeline = Timeline{Start: now.UTC(), IntervalS: t.interval.Seconds(), Points: []TimelinePoint{}}
-	t.last = now
+	t.last, t.started = now, now
 	t.stop, t.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(t.done)
@@ -111,6 +113,11 @@ func (t *TimelineRecorder) Start() {
 		}
 	}()
 }
+
+// Started returns when Start marked the start of the phase (Timeline.Start, with the monotonic
+// clock reading that Timeline.Start drops), so that events of the phase can be placed on the
+// timeline. Call it after Start.
+func (t *TimelineRecorder) Started() time.Time { return t.started }
 
 // Stop ends the sampling, takes the last (partial) interval and returns the
 // timeline. The recorders' workers must have stopped, so that every value

@@ -29,6 +29,15 @@ type Plan struct {
 	// processes given one StartAt load the server together (lockbench run --procs, lockbench
 	// worker). Zero: at once.
 	StartAt time.Time
+	// Measure, if set, is called as the measured phase starts, with its start (the timeline's),
+	// and returns a function called once the phase's workers have stopped: lockbench run
+	// schedules its faults (--fault) with it.
+	Measure func(start time.Time) (end func())
+	// Grants, if set, is told of every grant of the measured phase (see results.GrantWatch).
+	Grants *results.GrantWatch
+	// TimelineInterval is the length of a timeline point; 0 means
+	// results.DefaultTimelineInterval.
+	TimelineInterval time.Duration
 }
 
 // Progress is a running phase's state, for progress output.
@@ -127,10 +136,22 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		countsBefore = counting.Counters()
 	}
 	renewalsBefore := renewalCount(locker)
-	timeline := results.NewTimelineRecorder(ph.Recorders, results.DefaultTimelineInterval)
+	timeline := results.NewTimelineRecorder(ph.Recorders, p.TimelineInterval)
+	if p.Grants != nil {
+		for _, r := range ph.Recorders {
+			if r != nil {
+				r.Watch(p.Grants)
+			}
+		}
+	}
 	cpuBefore, cpuOK := processCPU()
 	timeline.Start()
+	endMeasure := func() {}
+	if p.Measure != nil {
+		endMeasure = p.Measure(timeline.Started())
+	}
 	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
+	endMeasure()
 	tl, tlErr := timeline.Stop() // the workers have stopped: the points add up to the run
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)

@@ -69,6 +69,9 @@ func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder, er
 // released counts the release's error, or records the cycle that started at start.
 func (p *cycleBase) released(ctx context.Context, rec *results.Recorder, err error, start, acquired, relStart time.Time) {
 	end := time.Now()
+	if rec != nil {
+		rec.Granted(start, acquired) // a grant whatever happens to its release
+	}
 	switch {
 	case errors.Is(err, drivers.ErrNotHeld):
 		countError(rec, "lease_lost")

@@ -130,6 +130,7 @@ type runFlags struct {
 	thresholds []thresholds.Threshold
 	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
 	net        netFlag    // --net (run_net.go)
+	faultFlags faultFlags // run's --fault and --timeline-interval (run_faults.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -194,6 +195,9 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		addFleetFlags(fs, &f.fleet, c.name)
 	}
 	f.net.add(fs)
+	if c.name == cmdRun {
+		addFaultFlags(fs, &f.faultFlags)
+	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
 		c.add(fs)
@@ -339,6 +343,11 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%s", msg)
 		}
 	}
+	if c.name == cmdRun {
+		if msg := checkFaultFlags(f); msg != "" {
+			return bad("%s", msg)
+		}
+	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
 			return bad("%v", err)
@@ -407,6 +416,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
+	if msg := checkAttachedFaults(f, tgt); msg != "" {
+		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
+		return exitUsage // nothing was measured
+	}
 
 	file := results.NewFile(version, os.Args)
 	file.RedisVersion = tgt.redisVersion(ctx)
@@ -438,6 +451,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		if err := results.WriteFairness(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)
+		}
+		if err := results.WriteFaults(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: faults: %v\n", err)
 		}
 	}
 	thresholdsFailed := 0

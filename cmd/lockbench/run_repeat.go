@@ -35,6 +35,7 @@ type runner struct {
 	// refused the configuration, which is a usage error.
 	failed, badConfig bool
 	skipped           map[string]bool
+	faultNoted        bool // the note on faults over several runs is out (run_faults.go)
 }
 
 // runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
@@ -88,6 +89,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		ServerStats: r.tgt.serverStats,
 		Progress:    ui.progress,
 	}
+	recordFaults := r.withFaults(ctx, &plan) // run_faults.go
 	var run results.Run
 	var err error
 	if f.fleet.procs > 1 {
@@ -116,8 +118,17 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	run.Round = round
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
+	recordFaults(&run)
 	r.auditRun(ctx, &run)
-	if run.Errors > 0 {
+	for _, flt := range faultsFailed(&run) {
+		r.failed = true
+		ui.line("lockbench run: %s: fault %s failed: %s", name, flt.Spec, flt.Error)
+	}
+	// With faults, errors are what the faults are expected to cause: reported, not a failure;
+	// so are lock keys they stranded with a TTL. Keys without one still fail the run.
+	if len(run.Faults) > 0 && run.Errors > 0 && (run.ErrorsByKind["leftover_keys"] == 0 || strandedOnly(&run)) {
+		ui.line("lockbench run: %s: %d errors under faults %v", name, run.Errors, run.ErrorsByKind)
+	} else if run.Errors > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
 	}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+	"github.com/spf13/pflag"
+)
+
+// minTimelineInterval bounds --timeline-interval: shorter points cost a histogram merge each
+// and show nothing a fail-over gap of tens of milliseconds does not.
+const minTimelineInterval = 10 * time.Millisecond
+
+// faultFlags are run's --fault, --allow-faults-on-attached and --timeline-interval.
+type faultFlags struct {
+	specs         []string
+	faults        []faults.Fault
+	allowAttached bool
+	interval      time.Duration
+}
+
+const faultHelp = "fault during every measured phase, repeatable: ACTION[:NODE]@AT[+FOR], AT from the start of the measured phase: " +
+	"kill:master@3s, pause:master@3s+2s (SIGSTOP, SIGCONT 2s later), restart:master@8s (the server kill:master killed, same port and config), " +
+	"kill:replica1@3s, kill:sentinel2@3s, kill:node3@3s (the Nth node as the topology lists them), failover@3s (SENTINEL FAILOVER; on cluster CLUSTER FAILOVER on replica1, or failover:replica2@3s); " +
+	"only on topologies lockbench started natively; with faults, errors are the expected effect and do not fail the run, violations and failed faults do"
+
+func addFaultFlags(fs *pflag.FlagSet, ff *faultFlags) {
+	fs.StringArrayVar(&ff.specs, "fault", nil, faultHelp)
+	fs.BoolVar(&ff.allowAttached, "allow-faults-on-attached", false, "allow --fault on a deployment given by --addr (lockbench can then only ask for a fail-over: it has no processes to kill or pause)")
+	fs.DurationVar(&ff.interval, "timeline-interval", results.DefaultTimelineInterval, "length of a timeline point, at least "+minTimelineInterval.String()+"; e.g. 100ms to see a fail-over gap")
+}
+
+// checkFaultFlags parses the faults and checks them against the topology lockbench will start,
+// before anything starts; faults on an attached deployment are checked once attached
+// (checkAttachedFaults). It returns a message for a usage error, or "".
+func checkFaultFlags(f *runFlags) string {
+	ff := &f.faultFlags
+	if ff.interval < minTimelineInterval {
+		return fmt.Sprintf("--timeline-interval %v: want at least %v", ff.interval, minTimelineInterval)
+	}
+	for _, s := range ff.specs {
+		flt, err := faults.Parse(s)
+		if err != nil {
+			return "--fault: " + err.Error()
+		}
+		ff.faults = append(ff.faults, flt)
+	}
+	if len(ff.faults) == 0 {
+		return ""
+	}
+	if len(f.addrs) > 0 {
+		if !ff.allowAttached {
+			return "--fault on an attached deployment (--addr) is refused: it would kill, pause or fail over servers lockbench did not start; add --allow-faults-on-attached to ask for fail-overs there anyway"
+		}
+		return "" // checked against the deployment once attached
+	}
+	l := faults.LayoutFor(f.spec)
+	l.Signals = f.provider == providerNative
+	if !l.Signals {
+		l.NoSignals = "--provider " + f.provider + " is not supported for kill, pause and restart yet (use --provider native)"
+	}
+	return validateFaults(f, l)
+}
+
+// checkAttachedFaults checks the faults against the deployment lockbench attached to, before
+// anything is measured. It returns a message for a usage error, or "".
+func checkAttachedFaults(f *runFlags, tgt *target) string {
+	if len(f.faultFlags.faults) == 0 || tgt.provider != providerAttached {
+		return ""
+	}
+	l := faults.LayoutOf(tgt.desc)
+	l.NoSignals = "lockbench attached to this deployment (--addr) and has no processes to signal"
+	return validateFaults(f, l)
+}
+
+func validateFaults(f *runFlags, l faults.Layout) string {
+	l.Procs, l.Duration = f.fleet.procs, f.cfg.Duration
+	// The partition hook: when the run has a network proxy (--net), set l.Partition here and
+	// return the proxy from runner.partitioner.
+	if err := faults.Validate(f.faultFlags.faults, l); err != nil {
+		return "--fault: " + err.Error()
+	}
+	return ""
+}
+
+// withFaults sets plan's timeline interval and, when there are faults, the hooks that run them
+// during the measured phase; the returned function, called with the finished run, records what
+// the faults did. The schedule ends with the phase (or with ctx), resuming whatever it paused.
+func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record func(*results.Run)) {
+	ff := &r.f.faultFlags
+	plan.TimelineInterval = ff.interval
+	if len(ff.faults) == 0 {
+		return func(*results.Run) {}
+	}
+	if runs := r.f.repeat * len(r.f.drivers); runs > 1 && !r.faultNoted {
+		r.faultNoted = true
+		if n := staysDown(ff.faults); n != "" {
+			r.ui.line("note: the faults run in each of the %d runs, and nothing is restored between them: %s killed in one run stays down in the next unless a restart brings it back", runs, n)
+		}
+	}
+	watch := results.NewGrantWatch(len(ff.faults))
+	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), OnFire: watch.Mark}
+	plan.Grants = watch
+	var events []faults.Event
+	plan.Measure = func(start time.Time) func() {
+		sctx, cancel := context.WithDeadline(ctx, start.Add(r.f.cfg.Duration))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			events = sched.Run(sctx, start)
+		}()
+		return func() { cancel(); <-done }
+	}
+	return func(run *results.Run) {
+		for i, ev := range events {
+			run.Faults = append(run.Faults, faultResult(ev, watch, i))
+		}
+	}
+}
+
+// partitioner is the network proxy that partition faults go through (a *netem.Net has the
+// method set of faults.Partitioner); nil: this run has none, and validateFaults refuses them.
+func (r *runner) partitioner() faults.Partitioner { return nil }
+
+// faultResult is what the result file records of one fault.
+func faultResult(ev faults.Event, watch *results.GrantWatch, i int) results.Fault {
+	f := results.Fault{
+		Spec:   ev.Fault.Spec,
+		Action: string(ev.Fault.Action),
+		Node:   ev.Fault.Node.String(),
+		Addr:   ev.Addr,
+		AtS:    ev.Fault.At.Seconds(),
+		ForS:   ev.Fault.For.Seconds(),
+		Fired:  ev.Fired,
+	}
+	if ev.Fired {
+		f.FiredS, f.TookS, f.LastedS = ev.FiredAt.Seconds(), ev.Took.Seconds(), ev.Lasted.Seconds()
+		if d, ok := watch.First(i); ok {
+			f.SetFirstGrant(d)
+		}
+	}
+	if ev.Err != nil {
+		f.Error = ev.Err.Error()
+	}
+	return f
+}
+
+// faultsFailed returns the faults of run that failed (not the ones the phase ended before).
+func faultsFailed(run *results.Run) []results.Fault {
+	var out []results.Fault
+	for _, f := range run.Faults {
+		if f.Error != "" && f.Error != faults.ErrNotFired.Error() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// strandedOnly reports whether every key the post-run audit found after a run with faults still
+// has a TTL: locks a fault stranded (their release went to a dead or paused server, or was lost
+// in a fail-over) that will expire. Keys without a TTL, or more than the audit lists, are not
+// excused.
+func strandedOnly(run *results.Run) bool {
+	a := run.Audit
+	if len(run.Faults) == 0 || a == nil || a.Leftovers == 0 || int64(len(a.Keys)) < a.Leftovers {
+		return false
+	}
+	for _, k := range a.Keys {
+		if k.TTLMS < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// staysDown names the nodes the schedule kills and does not restart, or "".
+func staysDown(fs []faults.Fault) string {
+	var out []string
+	for _, k := range fs {
+		if k.Action != faults.Kill {
+			continue
+		}
+		restarted := slices.ContainsFunc(fs, func(f faults.Fault) bool {
+			return f.Action == faults.Restart && f.Node == k.Node && f.At > k.At
+		})
+		if !restarted && !slices.Contains(out, k.Node.String()) {
+			out = append(out, k.Node.String())
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,24 @@
+// Package faults schedules faults during a measured phase: kill, pause (SIGSTOP for a while),
+// restart a server, trigger a fail-over, or partition a node through a network proxy, each at a
+// time from the start of the phase.
+//
+// A fault is written ACTION[:NODE]@AT[+FOR] (see Parse):
+//
+//	kill:master@3s          SIGKILL the master 3 s into the phase
+//	pause:master@3s+2s      SIGSTOP the master at 3 s, SIGCONT it 2 s later
+//	restart:master@8s       start again the server an earlier kill:master killed, same port and config
+//	kill:replica1@3s        the first replica; sentinel2, node3, master2 likewise
+//	failover@3s             SENTINEL FAILOVER (sentinel), CLUSTER FAILOVER on replica1 (cluster)
+//	failover:replica2@3s    CLUSTER FAILOVER on the second replica (cluster)
+//	partition:master@3s+2s  cut the node off through the network proxy for 2 s (needs one)
+//
+// Nodes are named by role and 1-based position as compose.Topology.Describe lists them when the
+// fault fires: master (the same as master1), masterN, replicaN, sentinelN, and nodeN (the Nth
+// node of the whole list). Roles change under faults: after a fail-over "master" is the promoted
+// replica. A restart names the node as the earlier kill did and restarts the server that kill
+// killed, whatever the name means by then.
+//
+// Validate checks a schedule against a topology's layout before anything is measured;
+// Schedule.Run carries it out against a Target, and never leaves a server stopped: every pause
+// is resumed when its time is up or when the run ends, whichever comes first.
+package faults

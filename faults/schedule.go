@@ -1,0 +1,176 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+)
+
+// undoTimeout bounds the resume of a paused server once the run has ended: it runs on a context
+// of its own, because the run's may have ended. (Partitioner.Heal takes none: it must return
+// promptly.)
+const undoTimeout = 10 * time.Second
+
+// ErrNotFired is an Event's error when the schedule ended (the phase ended, or was
+// interrupted) before the fault's time came.
+var ErrNotFired = errors.New("not fired: the phase ended first")
+
+// Event is what became of one fault of a schedule. It is a plain value.
+type Event struct {
+	Fault Fault
+	// Addr is the node the fault acted on, resolved when it fired; "" if it never was.
+	Addr string
+	// Fired says the fault started; FiredAt is when, from the schedule's start, taken just
+	// before the action (after the node was resolved).
+	Fired   bool
+	FiredAt time.Duration
+	// Took is how long the action itself took: a kill until the process was gone, a restart
+	// until the server answered, a pause until SIGSTOP was sent, a fail-over until the command
+	// was answered.
+	Took time.Duration
+	// Lasted is, for a pause or partition, the time from FiredAt until the server was resumed or
+	// the node healed (shorter than planned when the phase ended first); for the other
+	// actions, Took.
+	Lasted time.Duration
+	// Err is why the fault, or undoing it, failed; ErrNotFired if it never started.
+	Err error
+}
+
+// Schedule is a list of faults to carry out against a Target during a measured phase. Set its
+// fields, then call Run once.
+type Schedule struct {
+	Faults []Fault
+	Target Target
+	// Partitioner carries out partition faults; nil makes them fail (Validate refuses them
+	// first when the Layout says there is no proxy).
+	Partitioner Partitioner
+	// OnFire, if set, is called as fault i (its index in Faults) starts, with the instant it
+	// starts, before the action; lockbench marks it to find the first grant after the fault.
+	// It is called from the schedule's goroutines, possibly concurrently.
+	OnFire func(i int, at time.Time)
+}
+
+// Run carries out the faults at start + their At until ctx ends, and returns one Event per
+// fault, in the order of Faults, once every fault has ended. Faults fire independently, each on
+// its own goroutine, so a slow restart delays no other fault. When ctx ends, faults not yet
+// started are not started, and every paused server is resumed and every partition healed at
+// once, before Run returns: nothing is left stopped. Run is bounded: the actions are bounded by
+// ctx (a restart) or are short by nature (signals, one command), and undoing is bounded by
+// undoTimeout.
+func (s *Schedule) Run(ctx context.Context, start time.Time) []Event {
+	r := &run{s: s, start: start, killed: make(map[Node]string)}
+	events := make([]Event, len(s.Faults))
+	var wg sync.WaitGroup
+	for i, f := range s.Faults {
+		wg.Go(func() { events[i] = r.one(ctx, i, f) })
+	}
+	wg.Wait()
+	return events
+}
+
+// run is one Run's shared state.
+type run struct {
+	s     *Schedule
+	start time.Time
+
+	mu     sync.Mutex
+	killed map[Node]string // node name → address its kill resolved, for restarts
+}
+
+func (r *run) one(ctx context.Context, i int, f Fault) Event {
+	ev := Event{Fault: f}
+	t := time.NewTimer(time.Until(r.start.Add(f.At)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		ev.Err = ErrNotFired
+		return ev
+	case <-t.C:
+	}
+	addr, err := r.resolve(f)
+	if err != nil {
+		ev.Err = err
+		return ev
+	}
+	ev.Addr = addr
+	fired := time.Now()
+	if r.s.OnFire != nil {
+		r.s.OnFire(i, fired)
+	}
+	ev.Fired, ev.FiredAt = true, fired.Sub(r.start)
+	ev.Err = r.act(ctx, f, addr)
+	ev.Took = time.Since(fired)
+	ev.Lasted = ev.Took
+	if ev.Err != nil || (f.Action != Pause && f.Action != Partition) {
+		return ev
+	}
+	// Paused or partitioned: undo when the time is up or the phase ends, whichever is first.
+	t.Reset(f.For - time.Since(fired))
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	if f.Action == Pause {
+		ev.Err = r.s.Target.Resume(uctx, addr)
+	} else {
+		ev.Err = r.s.Partitioner.Heal(addr)
+	}
+	if ev.Err != nil {
+		ev.Err = fmt.Errorf("undo: %w", ev.Err)
+	}
+	ev.Lasted = time.Since(fired)
+	return ev
+}
+
+// resolve finds the address the fault acts on ("" for a sentinel fail-over).
+func (r *run) resolve(f Fault) (string, error) {
+	switch f.Action {
+	case Restart:
+		r.mu.Lock()
+		addr, ok := r.killed[f.Node]
+		r.mu.Unlock()
+		if !ok {
+			return "", fmt.Errorf("no earlier kill:%s killed a server to restart", f.Node)
+		}
+		return addr, nil
+	case Failover:
+		d := r.s.Target.Describe()
+		if d.Kind != compose.KindCluster {
+			return "", nil
+		}
+		return failoverReplica(d, f.Node)
+	}
+	return Resolve(r.s.Target.Describe(), f.Node)
+}
+
+// act carries out the fault on addr.
+func (r *run) act(ctx context.Context, f Fault, addr string) error {
+	switch f.Action {
+	case Kill:
+		err := r.s.Target.Kill(ctx, addr)
+		if err == nil {
+			r.mu.Lock()
+			r.killed[f.Node] = addr
+			r.mu.Unlock()
+		}
+		return err
+	case Pause:
+		return r.s.Target.Pause(ctx, addr)
+	case Restart:
+		return r.s.Target.Restart(ctx, addr)
+	case Failover:
+		return r.s.Target.Failover(ctx, addr)
+	case Partition:
+		if r.s.Partitioner == nil {
+			return errors.New("no network proxy to partition with (--net)")
+		}
+		return r.s.Partitioner.Partition(addr)
+	}
+	return fmt.Errorf("unknown action %q", f.Action)
+}
