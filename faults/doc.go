@@ -1,6 +1,6 @@
 // Package faults schedules faults during a measured phase: kill, pause (SIGSTOP for a while),
-// restart a server, trigger a fail-over, or partition a node through a network proxy, each at a
-// time from the start of the phase.
+// restart a server, trigger a fail-over, partition a node from the clients through a network
+// proxy, or isolate it from the other servers, each at a time from the start of the phase.
 //
 // A fault is written ACTION[:NODE]@AT[+FOR] (see Parse):
 //
@@ -10,7 +10,9 @@
 //	kill:replica1@3s        the first replica; sentinel2, node3, master2 likewise
 //	failover@3s             SENTINEL FAILOVER (sentinel), CLUSTER FAILOVER on replica1 (cluster)
 //	failover:replica2@3s    CLUSTER FAILOVER on the second replica (cluster)
-//	partition:master@3s+2s  cut the node off through the network proxy for 2 s (needs one)
+//	partition:master@3s+2s  cut the clients off from the node through the network proxy for 2 s (needs --net)
+//	isolate:master@3s+8s    cut the node off from the other servers for 8 s; the clients still reach it
+//	                        (docker sentinel: the master keeps taking writes while a replica is promoted)
 //
 // Nodes are named by role and 1-based position as compose.Topology.Describe lists them when the
 // fault fires: master (the same as master1), masterN, replicaN, sentinelN, and nodeN (the Nth

@@ -48,6 +48,9 @@ type Schedule struct {
 	// Partitioner carries out partition faults; nil makes them fail (Validate refuses them
 	// first when the Layout says there is no proxy).
 	Partitioner Partitioner
+	// Isolator carries out isolate faults; nil makes them fail (Validate refuses them first
+	// when the Layout says the topology cannot isolate a node).
+	Isolator Isolator
 	// OnFire, if set, is called as fault i (its index in Faults) starts, with the instant it
 	// starts, before the action; lockbench marks it to find the first grant after the fault.
 	// It is called from the schedule's goroutines, possibly concurrently.
@@ -57,8 +60,8 @@ type Schedule struct {
 // Run carries out the faults at start + their At until ctx ends, and returns one Event per
 // fault, in the order of Faults, once every fault has ended. Faults fire independently, each on
 // its own goroutine, so a slow restart delays no other fault. When ctx ends, faults not yet
-// started are not started, and every paused server is resumed and every partition healed at
-// once, before Run returns: nothing is left stopped. Run is bounded: the actions are bounded by
+// started are not started, and every paused server is resumed and every partition healed (and
+// isolated node let rejoin) at once, before Run returns: nothing is left stopped. Run is bounded: the actions are bounded by
 // ctx (a restart) or are short by nature (signals, one command), and undoing is bounded by
 // undoTimeout.
 func (s *Schedule) Run(ctx context.Context, start time.Time) []Event {
@@ -105,7 +108,7 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	ev.Err = r.act(ctx, f, addr)
 	ev.Took = time.Since(fired)
 	ev.Lasted = ev.Took
-	if ev.Err != nil || (f.Action != Pause && f.Action != Partition) {
+	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate) {
 		return ev
 	}
 	// Paused or partitioned: undo when the time is up or the phase ends, whichever is first.
@@ -116,9 +119,12 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
-	if f.Action == Pause {
+	switch f.Action {
+	case Pause:
 		ev.Err = r.s.Target.Resume(uctx, addr)
-	} else {
+	case Isolate:
+		ev.Err = r.s.Isolator.Rejoin(uctx, addr)
+	default:
 		ev.Err = r.s.Partitioner.Heal(addr)
 	}
 	if ev.Err != nil {
@@ -171,6 +177,11 @@ func (r *run) act(ctx context.Context, f Fault, addr string) error {
 			return errors.New("no network proxy to partition with (--net)")
 		}
 		return r.s.Partitioner.Partition(addr)
+	case Isolate:
+		if r.s.Isolator == nil {
+			return errors.New("this topology cannot isolate a node (--provider docker --topology sentinel can)")
+		}
+		return r.s.Isolator.Isolate(ctx, addr)
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
 }

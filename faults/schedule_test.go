@@ -198,6 +198,33 @@ func (p *partitioner) Heal(addr string) error {
 	return nil
 }
 
+// isolator is a fake topology that can cut a node off from its peers.
+type isolator struct{ partitioner }
+
+func (i *isolator) Isolate(_ context.Context, addr string) error { return i.Partition(addr) }
+func (i *isolator) Rejoin(_ context.Context, addr string) error  { return i.Heal(addr) }
+
+// Isolate goes to the Isolator, and the node rejoins when its time is up or the run ends; with
+// no Isolator the fault fails.
+func TestScheduleIsolate(t *testing.T) {
+	iso := &isolator{}
+	s := &Schedule{Faults: mustParse(t, "isolate:master@0s+20ms", "isolate:replica1@0s+1h"), Target: &fakeTarget{}, Isolator: iso}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	for _, ev := range s.Run(ctx, time.Now()) {
+		if !ev.Fired || ev.Err != nil {
+			t.Errorf("%+v", ev)
+		}
+	}
+	if !sameSet(iso.calls, []string{"partition m", "heal m", "partition r1", "heal r1"}) {
+		t.Errorf("calls %q", iso.calls)
+	}
+	s = &Schedule{Faults: mustParse(t, "isolate:master@0s+10ms"), Target: &fakeTarget{}}
+	if ev := s.Run(context.Background(), time.Now())[0]; ev.Err == nil {
+		t.Errorf("isolate without an Isolator: %+v; want an error", ev)
+	}
+}
+
 // The partition hook: the schedule partitions the node and heals it, also when the run ends.
 func TestSchedulePartitionHook(t *testing.T) {
 	p := &partitioner{}

@@ -35,6 +35,10 @@ const (
 	// Partition cuts a node off through a network proxy for the fault's duration (see
 	// Partitioner).
 	Partition Action = "partition"
+	// Isolate cuts a node off from the other nodes of its topology (replicas, sentinels) for
+	// the fault's duration, while the clients still reach it (see Isolator): the split brain a
+	// partition of the servers' own network causes.
+	Isolate Action = "isolate"
 )
 
 // Node roles in a fault spec; they match compose's roles, plus "node" (any) and "proc" (a
@@ -73,7 +77,7 @@ type Fault struct {
 	Node Node
 	// At is when it starts, from the start of the measured phase.
 	At time.Duration
-	// For is how long a pause or partition lasts; 0 for the other actions.
+	// For is how long a pause, partition or isolation lasts; 0 for the other actions.
 	For time.Duration
 }
 
@@ -92,9 +96,9 @@ func Parse(spec string) (Fault, error) {
 	action, node, hasNode := strings.Cut(what, ":")
 	f.Action = Action(strings.ToLower(action))
 	switch f.Action {
-	case Kill, Pause, Restart, Failover, Partition:
+	case Kill, Pause, Restart, Failover, Partition, Isolate:
 	default:
-		return bad("unknown action %q: want kill, pause, restart, failover or partition", action)
+		return bad("unknown action %q: want kill, pause, restart, failover, partition or isolate", action)
 	}
 	if hasNode {
 		n, err := parseNode(node)
@@ -119,7 +123,7 @@ func Parse(spec string) (Fault, error) {
 		}
 	}
 	switch f.Action {
-	case Pause, Partition:
+	case Pause, Partition, Isolate:
 		if !hasFor {
 			return bad("%s needs a duration, e.g. %s:%s@%s+2s", f.Action, f.Action, f.Node, at)
 		}

@@ -22,6 +22,7 @@ func TestParse(t *testing.T) {
 		{"failover@3s", Fault{Action: Failover, At: 3 * time.Second}},
 		{"failover:replica2@1m", Fault{Action: Failover, Node: Node{RoleReplica, 2}, At: time.Minute}},
 		{"partition:master@3s+2s", Fault{Action: Partition, Node: Node{RoleMaster, 1}, At: 3 * time.Second, For: 2 * time.Second}},
+		{"isolate:master@1s+8s", Fault{Action: Isolate, Node: Node{RoleMaster, 1}, At: time.Second, For: 8 * time.Second}},
 		{"kill:proc2@3s", Fault{Action: Kill, Node: Node{RoleProc, 2}, At: 3 * time.Second}},
 		{" KILL:Master@3s ", Fault{Action: Kill, Node: Node{RoleMaster, 1}, At: 3 * time.Second}},
 	}
@@ -51,6 +52,7 @@ func TestParse(t *testing.T) {
 		{"restart:master@3s+2s", "restart takes no +duration"},
 		{"pause:master@3s", "pause needs a duration"},
 		{"partition:master@3s", "partition needs a duration"},
+		{"isolate:master@3s", "isolate needs a duration"},
 		{"pause:master@3s+0s", "must be positive"},
 		{"pause:master@3s+x", `duration "x"`},
 		{"failover:master@3s", "names the replica to promote"},

@@ -40,6 +40,14 @@ type Partitioner interface {
 	Heal(addr string) error
 }
 
+// Isolator cuts a node off from the other nodes of its topology while the clients still reach
+// it, and lets it rejoin: the Docker provider's sentinel topology (compose/docker's Partition
+// and Heal, through an adapter). Implementations must be safe for concurrent use.
+type Isolator interface {
+	Isolate(ctx context.Context, addr string) error
+	Rejoin(ctx context.Context, addr string) error
+}
+
 // ErrNoSignals is wrapped by a Deployment's Kill, Pause, Resume and Restart when its topology
 // gives no access to its processes (attached, or started in containers).
 var ErrNoSignals = errors.New("faults: cannot signal the servers of this topology")

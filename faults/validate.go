@@ -22,6 +22,9 @@ type Layout struct {
 	NoSignals string
 	// Partition says the run has a network proxy that can partition a node (see Partitioner).
 	Partition bool
+	// Isolate says the topology can cut its first master off from its other nodes (see
+	// Isolator): the Docker provider's sentinel topology.
+	Isolate bool
 	// Procs is the number of generator processes (lockbench run --procs); 1 or less: one.
 	Procs int
 	// Duration is the measured phase: a fault must start inside it.
@@ -120,7 +123,14 @@ func validateOne(f Fault, l Layout) error {
 		}
 	case Partition:
 		if !l.Partition {
-			return errors.New("partition needs a network proxy between clients and Redis (--net), which this run does not have")
+			return errors.New("partition needs a network proxy between clients and Redis (--net; --net latency=0 adds no delay), which this run does not have")
+		}
+	case Isolate:
+		if !l.Isolate {
+			return errors.New("isolate cuts a node off from the other servers while clients still reach it, which needs servers on a network of their own: --provider docker --topology sentinel")
+		}
+		if f.Node != (Node{RoleMaster, 1}) {
+			return fmt.Errorf("isolate works on the sentinel topology's first master (isolate:master), not %s", f.Node)
 		}
 	}
 	if f.Node.Role == "" {

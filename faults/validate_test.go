@@ -25,6 +25,8 @@ func TestValidate(t *testing.T) {
 	withProcs.Procs = 2
 	withProxy := native("single")
 	withProxy.Partition = true
+	dockerSentinel := native("sentinel")
+	dockerSentinel.Signals, dockerSentinel.Isolate = false, true
 
 	cases := []struct {
 		name   string
@@ -39,6 +41,9 @@ func TestValidate(t *testing.T) {
 		{"masters:5 master5", native("masters:5"), []string{"pause:master5@1s+1s"}, ""},
 		{"partition with a proxy", withProxy, []string{"partition:master@1s+1s"}, ""},
 		{"failover attached", attached, []string{"failover@1s"}, ""},
+		{"isolate docker sentinel master", dockerSentinel, []string{"isolate:master@1s+5s"}, ""},
+		{"isolate native", native("sentinel"), []string{"isolate:master@1s+5s"}, "--provider docker --topology sentinel"},
+		{"isolate a replica", dockerSentinel, []string{"isolate:replica1@1s+5s"}, "not replica1"},
 
 		{"sentinel on single", native("single"), []string{"kill:sentinel2@3s"}, "a single topology has no sentinels"},
 		{"replica on single", native("single"), []string{"kill:replica1@3s"}, "a single topology has no replicas"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -28,7 +30,8 @@ type faultFlags struct {
 const faultHelp = "fault during every measured phase, repeatable: ACTION[:NODE]@AT[+FOR], AT from the start of the measured phase: " +
 	"kill:master@3s, pause:master@3s+2s (SIGSTOP, SIGCONT 2s later), restart:master@8s (the server kill:master killed, same port and config), " +
 	"kill:replica1@3s, kill:sentinel2@3s, kill:node3@3s (the Nth node as the topology lists them), failover@3s (SENTINEL FAILOVER; on cluster CLUSTER FAILOVER on replica1, or failover:replica2@3s); " +
-	"only on topologies lockbench started natively; with faults, errors are the expected effect and do not fail the run, violations and failed faults do"
+	"kill, pause and restart only on topologies lockbench started natively; partition:master@3s+2s cuts the clients off from the node (needs --net; --net latency=0 adds no delay); " +
+	"isolate:master@3s+8s cuts the master off from its replicas and sentinels while the clients still reach it (--provider docker --topology sentinel); with faults, errors are the expected effect and do not fail the run, violations and failed faults do"
 
 func addFaultFlags(fs *pflag.FlagSet, ff *faultFlags) {
 	fs.StringArrayVar(&ff.specs, "fault", nil, faultHelp)
@@ -54,6 +57,11 @@ func checkFaultFlags(f *runFlags) string {
 	if len(ff.faults) == 0 {
 		return ""
 	}
+	if runs := f.repeat * len(f.drivers); runs > 1 && slices.ContainsFunc(ff.faults, func(x faults.Fault) bool { return x.Action == faults.Isolate }) {
+		// The first run's isolation ends in a fail-over: in the next, the node it names is a
+		// replica, and isolating it would show nothing while looking like the same fault.
+		return fmt.Sprintf("--fault isolate with %d runs (--driver × --repeat): after the first, the isolated master has been replaced by a promoted replica and cannot be isolated again; run one driver and one round per invocation", runs)
+	}
 	if len(f.addrs) > 0 {
 		if !ff.allowAttached {
 			return "--fault on an attached deployment (--addr) is refused: it would kill, pause or fail over servers lockbench did not start; add --allow-faults-on-attached to ask for fail-overs there anyway"
@@ -62,6 +70,7 @@ func checkFaultFlags(f *runFlags) string {
 	}
 	l := faults.LayoutFor(f.spec)
 	l.Signals = f.provider == providerNative
+	l.Isolate = f.provider == providerDocker && f.spec.Kind == compose.KindSentinel
 	if !l.Signals {
 		l.NoSignals = "--provider " + f.provider + " is not supported for kill, pause and restart yet (use --provider native)"
 	}
@@ -81,8 +90,7 @@ func checkAttachedFaults(f *runFlags, tgt *target) string {
 
 func validateFaults(f *runFlags, l faults.Layout) string {
 	l.Procs, l.Duration = f.fleet.procs, f.cfg.Duration
-	// The partition hook: when the run has a network proxy (--net), set l.Partition here and
-	// return the proxy from runner.partitioner.
+	l.Partition = f.net.cond != nil // the --net proxy partitions (runner.partitioner)
 	if err := faults.Validate(f.faultFlags.faults, l); err != nil {
 		return "--fault: " + err.Error()
 	}
@@ -105,7 +113,7 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 		}
 	}
 	watch := results.NewGrantWatch(len(ff.faults))
-	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), OnFire: watch.Mark}
+	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), Isolator: r.isolator(), OnFire: watch.Mark}
 	plan.Grants = watch
 	var events []faults.Event
 	plan.Measure = func(start time.Time) func() {
@@ -125,8 +133,33 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 }
 
 // partitioner is the network proxy that partition faults go through (a *netem.Net has the
-// method set of faults.Partitioner); nil: this run has none, and validateFaults refuses them.
-func (r *runner) partitioner() faults.Partitioner { return nil }
+// method set of faults.Partitioner); nil: this run has none (no --net), and validateFaults
+// refuses them.
+func (r *runner) partitioner() faults.Partitioner {
+	if r.tgt.net == nil {
+		return nil
+	}
+	return r.tgt.net
+}
+
+// isolator is what isolate faults go through: the Docker provider's sentinel topology, whose
+// first master has a network of its own; nil for any other, and validateFaults refuses them.
+func (r *runner) isolator() faults.Isolator {
+	if t, ok := r.tgt.topo.(*docker.Topology); ok && t.Kind() == compose.KindSentinel {
+		return dockerIsolator{t}
+	}
+	return nil
+}
+
+// dockerIsolator isolates a docker sentinel topology's master from its peers with docker network
+// disconnect (docker.Topology.Partition) and lets it rejoin (Heal).
+type dockerIsolator struct{ t *docker.Topology }
+
+func (d dockerIsolator) Isolate(ctx context.Context, addr string) error {
+	return d.t.Partition(ctx, addr)
+}
+
+func (d dockerIsolator) Rejoin(ctx context.Context, _ string) error { return d.t.Heal(ctx) }
 
 // faultResult is what the result file records of one fault.
 func faultResult(ev faults.Event, watch *results.GrantWatch, i int) results.Fault {

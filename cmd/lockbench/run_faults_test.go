@@ -32,6 +32,9 @@ func TestRunFaultBadInput(t *testing.T) {
 		{[]string{"--fault", "kill:master@1s", "--provider", "docker"}, "--provider docker is not supported for kill"},
 		{[]string{"--fault", "kill:master@1s", "--addr", "127.0.0.1:1"}, "--allow-faults-on-attached"},
 		{[]string{"--timeline-interval", "1ms"}, "--timeline-interval 1ms: want at least 10ms"},
+		{[]string{"--driver", "lockcore", "--topology", "sentinel", "--fault", "isolate:master@1s+1s"}, "isolate cuts a node off from the other servers"},
+		{[]string{"--driver", "lockcore,naive", "--provider", "docker", "--topology", "sentinel", "--fault", "isolate:master@1s+1s"}, "--fault isolate with 2 runs"},
+		{[]string{"--driver", "lockcore", "--provider", "docker", "--topology", "sentinel", "--fault", "isolate:replica1@1s+1s"}, "not replica1"},
 	}
 	for _, tc := range cases {
 		var out, errb bytes.Buffer
@@ -236,4 +239,43 @@ func TestCtrlCDuringPause(t *testing.T) {
 		t.Error("an interrupted run is marked complete")
 	}
 	assertServerGone(t, errb.String())
+}
+
+// A partition through the --net proxy longer than the clients' reply timeout: the commands the
+// partition caught fail as timeouts, the attempts begun after it are granted only once it heals,
+// and the run ends on time with mutual exclusion intact. The server itself never stopped.
+func TestRunPartitionThroughTheProxy(t *testing.T) {
+	const duration, partition = 6 * time.Second, 3 * time.Second
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "lockcore", "--concurrency", "8", "--keys", "100", "--hold", "1ms",
+		"--duration", duration.String(), "--warmup", "200ms", "--net", "latency=0",
+		"--fault", "partition:master@1s+"+partition.String(), "--timeline-interval", "250ms", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
+	}
+	r := readResult(t, dir).Runs[0]
+	t.Logf("phase %.2fs; errors %v; faults %+v", r.DurationS, r.ErrorsByKind, r.Faults)
+	if r.Violations != 0 || r.Acquisitions == 0 {
+		t.Errorf("%d violations, %d acquisitions", r.Violations, r.Acquisitions)
+	}
+	if r.DurationS > (duration + 2*time.Second).Seconds() {
+		t.Errorf("measured phase %.2fs; want about %v", r.DurationS, duration)
+	}
+	if r.ErrorsByKind["timeout"] == 0 {
+		t.Errorf("a %v partition caught no command on a reply timeout: errors %v", partition, r.ErrorsByKind)
+	}
+	if len(r.Faults) != 1 {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	flt := r.Faults[0]
+	if !flt.Fired || flt.Error != "" || flt.LastedS < partition.Seconds() {
+		t.Errorf("fault %+v; want fired, healed after %v, no error", flt, partition)
+	}
+	// Nothing reaches the server until the heal, so no attempt begun after the fault is
+	// granted before it (less the point at which the fault fired, taken just before acting).
+	if grant, ok := flt.FirstGrant(); !ok || grant < partition-100*time.Millisecond {
+		t.Errorf("first grant %v after the fault (%v); want one after the %v partition healed", grant, ok, partition)
+	}
 }
