@@ -78,6 +78,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 		return fmt.Errorf("%w; %s", err, hostNetworkHint)
 	}
 	// redis-cli decides which nodes become replicas; ask each node what it is.
+	var replicas []string
 	for _, a := range addrs {
 		info, err := command(ctx, a, "INFO", "replication")
 		if err != nil {
@@ -88,6 +89,14 @@ func (t *Topology) startCluster(ctx context.Context) error {
 			role = compose.RoleReplica
 		}
 		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: a, Role: role})
+		if role == compose.RoleReplica {
+			replicas = append(replicas, a)
+		}
+	}
+	if err := poll(ctx, "replicas to sync", func(ctx context.Context) error {
+		return replicasInSync(ctx, replicas)
+	}); err != nil {
+		return err
 	}
 	t.addrs = addrs
 	t.desc.Kind = compose.KindCluster

@@ -72,7 +72,10 @@ var loopback = netip.MustParseAddr("127.0.0.1")
 
 // serverArgs are the settings of every redis-server node, as the native provider uses them:
 // no persistence, and protected mode off since only loopback can reach the node anyway.
-var serverArgs = []string{"--save", "", "--appendonly", "no", "--protected-mode", "no"}
+var serverArgs = []string{"--save", "", "--appendonly", "no", "--protected-mode", "no",
+	// A master waits this long for more replicas before a diskless full sync (default 5 s in
+	// Redis 7); without this, replicas hold no data for the first seconds of a run.
+	"--repl-diskless-sync-delay", "0"}
 
 // Topology is a deployment of Redis containers started by Start. Its methods are safe for
 // concurrent use.

@@ -108,6 +108,21 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 		t.desc.Nodes = append(t.desc.Nodes, compose.Node{Addr: addr, Role: compose.RoleReplica})
 	}
 
+	var replicas []string
+	for _, n := range t.desc.Nodes {
+		if n.Role == compose.RoleReplica {
+			replicas = append(replicas, n.Addr)
+		}
+	}
+	syncCtx, cancelSync := context.WithTimeout(ctx, readyTimeout)
+	err = poll(syncCtx, "replicas to sync", func(ctx context.Context) error {
+		return replicasInSync(ctx, replicas)
+	})
+	cancelSync()
+	if err != nil {
+		return err
+	}
+
 	var sentinels []string
 	for range sentinelCount {
 		// Sentinel rewrites its config file, so it gets one of its own.

@@ -101,6 +101,14 @@ func TestStartOnDocker(t *testing.T) {
 				if reply, err := docker.Command(ctx, n.Addr, "PING"); err != nil || reply != "PONG" {
 					t.Errorf("PING %s (%s): %q, %v", n.Addr, n.Role, reply, err)
 				}
+				// A started topology's replicas hold the master's data already: a run
+				// that begins at once, or fails over, must not find them still syncing.
+				if n.Role == compose.RoleReplica {
+					info, err := docker.Command(ctx, n.Addr, "INFO", "replication")
+					if err != nil || !strings.Contains(info, "master_link_status:up") {
+						t.Errorf("replica %s right after start: %v\n%s", n.Addr, err, info)
+					}
+				}
 			}
 			for role, n := range tc.roles {
 				if roles[role] != n {
