@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -42,8 +43,8 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 		switch k {
 		case "handoff":
 			var n int
-			if n, err = strconv.Atoi(v); err == nil && n < 0 {
-				err = fmt.Errorf("must not be negative")
+			if n, err = strconv.Atoi(v); err != nil || n < 0 {
+				err = fmt.Errorf("want a whole number, 0 or more")
 			}
 			t.handoffLimit = n
 			if n == 0 {
@@ -51,13 +52,17 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			}
 		case "handoff_window":
 			var w time.Duration
-			if w, err = time.ParseDuration(v); err == nil && w <= 0 {
+			if w, err = time.ParseDuration(v); err != nil {
+				err = errWantDuration
+			} else if w <= 0 {
 				err = fmt.Errorf("must be positive")
 			}
 			t.handoffWindow = w
 		case "yield":
 			var y time.Duration
-			if y, err = time.ParseDuration(v); err == nil && y < 0 {
+			if y, err = time.ParseDuration(v); err != nil {
+				err = errWantDuration
+			} else if y < 0 {
 				err = fmt.Errorf("must not be negative")
 			}
 			t.yield = y
@@ -66,7 +71,9 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			}
 		case "watchdog":
 			var l time.Duration
-			if l, err = time.ParseDuration(v); err == nil && l < 3*time.Millisecond {
+			if l, err = time.ParseDuration(v); err != nil {
+				err = errWantDuration
+			} else if l < 3*time.Millisecond {
 				err = fmt.Errorf("want at least 3ms (renewals go out every third of it)")
 			}
 			t.watchdogLease = l
@@ -81,6 +88,9 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 	}
 	return LockcoreDriver{spec: spec, tune: t}, nil
 }
+
+// errWantDuration replaces time.ParseDuration's message, which quotes Go's syntax at the user.
+var errWantDuration = errors.New("want a duration with a unit, e.g. 5ms or 2s")
 
 // parseOff reads an on|off option value and reports whether it is off.
 func parseOff(v string) (bool, error) {
