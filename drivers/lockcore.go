@@ -112,7 +112,7 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 		"client":          "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining",
 		"topology":        b.topology,
 		"lock":            lock,
-		"max_flush_delay": lockcore.DefaultMaxFlushDelay.String(),
+		"max_flush_delay": b.tune.flushDelayString(),
 		"lease":           lease,
 		"scripts":         "EVALSHA",
 		"waiters":         "coalesced, one subscription per lock",

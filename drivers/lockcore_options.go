@@ -14,6 +14,8 @@ import (
 type lockcoreTuning struct {
 	noQueue       bool
 	noBatch       bool          // lockcore.Options.NoBatch
+	inFlight      int           // lockcore.Options.BatchInFlight
+	flushDelay    time.Duration // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
 	handoffLimit  int           // lockcore.Options.HandoffLimit: 0 default, negative strict
 	handoffWindow time.Duration // 0 default
 	yield         time.Duration // 0 default, negative none
@@ -30,6 +32,8 @@ var lockcoreOptions = []Option{
 	{"watchdog", "lease of locks taken without --lease, renewed by the watchdog every third of it (default " +
 		lockcore.DefaultLeaseTime.String() + "; e.g. 1s with --workload longhold --hold 3s)"},
 	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
+	{"flush", "rueidis MaxFlushDelay: how long the pipeline waits to gather more commands into one write; 0: write at once (default " + lockcore.DefaultMaxFlushDelay.String() + ")"},
+	{"inflight", "script calls of one batch group in flight at once before operations queue for the next batch, 1 to 64 (default " + strconv.Itoa(lockcore.DefaultBatchInFlight) + ")"},
 }
 
 // Options implements Configurable.
@@ -81,6 +85,21 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			t.noQueue, err = parseOff(v)
 		case "batch":
 			t.noBatch, err = parseOff(v)
+		case "flush":
+			var f time.Duration
+			if f, err = time.ParseDuration(v); err != nil {
+				err = errWantDuration
+			} else if f < 0 || f > time.Millisecond {
+				err = fmt.Errorf("want 0 to 1ms")
+			}
+			t.flushDelay = f
+			if f == 0 {
+				t.flushDelay = -1
+			}
+		case "inflight":
+			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 1 || t.inFlight > 64 {
+				err = fmt.Errorf("want a whole number from 1 to 64")
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: lockcore option %s=%s: %v", ErrBadOption, k, v, err)
@@ -107,10 +126,23 @@ func parseOff(v string) (bool, error) {
 func (t lockcoreTuning) apply(opt *lockcore.Options) {
 	opt.NoLocalQueue = t.noQueue
 	opt.NoBatch = t.noBatch
+	opt.BatchInFlight = t.inFlight
+	opt.Redis.MaxFlushDelay = t.flushDelay
 	opt.HandoffLimit = t.handoffLimit
 	opt.HandoffWindow = t.handoffWindow
 	opt.HandoffYield = t.yield
 	opt.LeaseTime = t.watchdogLease
+}
+
+// flushDelayString is the rueidis MaxFlushDelay the tuning gives, for driver settings.
+func (t lockcoreTuning) flushDelayString() string {
+	switch {
+	case t.flushDelay < 0:
+		return "0s"
+	case t.flushDelay == 0:
+		return lockcore.DefaultMaxFlushDelay.String()
+	}
+	return t.flushDelay.String()
 }
 
 // describe records the tuning in driver settings.
@@ -119,6 +151,11 @@ func (t lockcoreTuning) describe(s map[string]string) {
 		s["batch"] = "off: one script call per lock and unlock"
 	} else {
 		s["batch"] = "on: lock and unlock scripts issued while a call is in flight go out as one script call (per hash slot on a cluster)"
+		n := t.inFlight
+		if n == 0 {
+			n = lockcore.DefaultBatchInFlight
+		}
+		s["batch_in_flight"] = strconv.Itoa(n)
 	}
 	if t.noQueue {
 		s["local_queue"] = "off: every goroutine attempts in Redis on its own"

@@ -23,7 +23,10 @@ func TestParseDriverOptions(t *testing.T) {
 		{"lockcore:yield=0", map[string]string{"handoff_yield": "none"}},
 		{"lockcore:queue=off", map[string]string{"local_queue": "off"}},
 		{"lockcore:batch=0", map[string]string{"batch": "off"}},
-		{"lockcore:batch=on", map[string]string{"batch": "on"}},
+		{"lockcore:batch=on", map[string]string{"batch": "on", "batch_in_flight": "1", "max_flush_delay": "20µs"}},
+		{"lockcore:inflight=3", map[string]string{"batch_in_flight": "3"}},
+		{"lockcore:flush=0", map[string]string{"max_flush_delay": "0s"}},
+		{"lockcore:flush=50us", map[string]string{"max_flush_delay": "50µs"}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			d, err := drivers.Parse(tc.spec)
@@ -43,7 +46,8 @@ func TestParseDriverOptions(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
-		"lockcore:handoff_window=0s", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0", "lockcore:handoff=1:handoff=1"} {
+		"lockcore:handoff_window=0s", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
+		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon", "lockcore:handoff=1:handoff=1"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

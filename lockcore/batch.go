@@ -14,7 +14,7 @@ import (
 //
 // Every Mutex lock attempt and release goes through a batch group: one per Client on a single
 // server or through sentinels, one per hash slot on a cluster (a script may only touch keys of
-// one slot, so a batch never draws CROSSSLOT). While fewer than maxInFlight calls of the group
+// one slot, so a batch never draws CROSSSLOT). While fewer than Options.BatchInFlight calls of the group
 // are in flight, an operation goes out at once as its own script call, exactly the call it was
 // before batching (lockScript, unlockScript, passScript): a batch of one costs what it did, and
 // an idle Client adds no wait. Otherwise it queues; when a call of the group returns, everything
@@ -26,10 +26,6 @@ import (
 // sent, an operation runs to its reply, as a single call does (see Mutex.try).
 
 const (
-	// maxInFlight is how many calls of one group may be in flight before operations queue. One
-	// keeps Redis busy with the previous batch while the next gathers and leaves the round trip
-	// as the only wait.
-	maxInFlight = 1
 	// maxBatch bounds the operations of one batchScript call, and so how long one call holds the
 	// server (every operation is a handful of hash commands).
 	maxBatch = 128
@@ -121,7 +117,7 @@ func (c *Client) run(ctx context.Context, kind opKind, name string, args ...stri
 	}
 	g := c.batch.group(name)
 	g.mu.Lock()
-	if g.inFlight < maxInFlight && len(g.queue) == 0 {
+	if g.inFlight < c.opt.BatchInFlight && len(g.queue) == 0 {
 		g.inFlight++
 		g.mu.Unlock()
 		n, err := c.single(ctx, kind, name, args)

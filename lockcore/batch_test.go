@@ -343,3 +343,52 @@ func TestBatchOnClusterStaysInSlot(t *testing.T) {
 		}
 	}
 }
+
+// With BatchInFlight 2, a second operation goes out on its own while the first is in flight, and
+// only a third queues for a batch; all three get their answers once the calls return.
+func TestBatchInFlightBound(t *testing.T) {
+	e := newEnv(t)
+	c, gc := gatedClient(t, e, Options{BatchInFlight: 2})
+	ctx := ctxT(t, 20*time.Second)
+	errs := make(chan error, 3)
+	owners := [3]Owner{c.NewOwner(), c.NewOwner(), c.NewOwner()}
+	lock := func(i int) {
+		go func() { errs <- c.Mutex(fmt.Sprintf("inflight:%d", i)).Lock(ctx, owners[i]) }()
+	}
+	gc.armed.Store(true)
+	lock(0)
+	waitFor(t, func() bool { return gc.blocked.Load() == 1 })
+	gc.armed.Store(true)
+	lock(1)
+	waitFor(t, func() bool { return gc.blocked.Load() == 2 })
+	if q := c.queued(); q != 0 {
+		t.Fatalf("%d operations queued with one call in flight of 2 allowed; want 0", q)
+	}
+	lock(2)
+	waitFor(t, func() bool { return c.queued() == 1 })
+	close(gc.gate)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range owners {
+		if err := c.Mutex(fmt.Sprintf("inflight:%d", i)).Unlock(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.assertNoKeys(t)
+}
+
+func TestBatchInFlightOption(t *testing.T) {
+	for n, want := range map[int]int{0: DefaultBatchInFlight, 1: 1, 64: 64, -1: -1, 65: -1} {
+		o := Options{BatchInFlight: n}
+		err := o.fill()
+		switch {
+		case want < 0 && err == nil:
+			t.Errorf("BatchInFlight %d accepted; want an error", n)
+		case want > 0 && (err != nil || o.BatchInFlight != want):
+			t.Errorf("BatchInFlight %d: %d, %v; want %d", n, o.BatchInFlight, err, want)
+		}
+	}
+}

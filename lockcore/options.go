@@ -29,6 +29,9 @@ const (
 	// DefaultHandoffYield is how long a Client's next local waiter holds back after a release that
 	// other clients heard (see Options.HandoffYield).
 	DefaultHandoffYield = 2 * time.Millisecond
+	// DefaultBatchInFlight is how many script calls of one batch group may be in flight at once
+	// (see Options.BatchInFlight).
+	DefaultBatchInFlight = 1
 )
 
 // Options configure a Client. The zero value of every field means its default.
@@ -58,6 +61,11 @@ type Options struct {
 	// call of the same batch group (the Client on one server, one hash slot on a cluster) is in
 	// flight queue, and go out together as one script call when it returns (see batch.go).
 	NoBatch bool
+	// BatchInFlight is how many script calls of one batch group may be in flight at once before
+	// operations queue for the next batch: with more than one, Redis runs one batch while the
+	// replies of another are read and the next gathers. Default DefaultBatchInFlight; at most
+	// 64. Ignored with NoBatch.
+	BatchInFlight int
 
 	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
 	// own attempts in Redis, and a releaser that asks again competes with the woken waiter, as
@@ -109,6 +117,12 @@ func (o *Options) fill() error {
 	}
 	if o.HandoffYield == 0 {
 		o.HandoffYield = DefaultHandoffYield
+	}
+	if o.BatchInFlight == 0 {
+		o.BatchInFlight = DefaultBatchInFlight
+	}
+	if o.BatchInFlight < 0 || o.BatchInFlight > 64 {
+		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.BatchInFlight)
 	}
 	return nil
 }
