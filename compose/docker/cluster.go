@@ -63,16 +63,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	err = poll(ctx, "cluster state", func(ctx context.Context) error {
-		for _, a := range addrs {
-			info, err := command(ctx, a, "CLUSTER", "INFO")
-			if err != nil {
-				return err
-			}
-			if s := infoField(info, "cluster_state"); s != "ok" {
-				return fmt.Errorf("%s: cluster_state %q", a, s)
-			}
-		}
-		return nil
+		return allReport(ctx, addrs, "cluster_state", "ok", "CLUSTER", "INFO")
 	})
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, hostNetworkHint)

@@ -94,18 +94,24 @@ func poll(ctx context.Context, what string, ready func(context.Context) error) e
 	}
 }
 
+// allReport checks that every node at addrs answers cmd with field set to want, and says which
+// one did not.
+func allReport(ctx context.Context, addrs []string, field, want string, cmd ...string) error {
+	for _, a := range addrs {
+		info, err := command(ctx, a, cmd...)
+		if err != nil {
+			return err
+		}
+		if got := infoField(info, field); got != want {
+			return fmt.Errorf("%s: %s %q, want %q", a, field, got, want)
+		}
+	}
+	return nil
+}
+
 // replicasInSync checks that every replica's link to its master is up, i.e. its initial sync is
 // done: until then a replica holds none of the master's data, so a fail-over to it loses every
 // lock and the per-node figures show it idle.
 func replicasInSync(ctx context.Context, replicas []string) error {
-	for _, a := range replicas {
-		info, err := command(ctx, a, "INFO", "replication")
-		if err != nil {
-			return err
-		}
-		if st := infoField(info, "master_link_status"); st != "up" {
-			return fmt.Errorf("replica %s: link to its master is %q, want up", a, st)
-		}
-	}
-	return nil
+	return allReport(ctx, replicas, "master_link_status", "up", "INFO", "replication")
 }
