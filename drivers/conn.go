@@ -77,8 +77,9 @@ func singleNodeTopology(cfg Config, driver string) (string, error) {
 func poolSize(cfg Config) int { return max(cfg.Concurrency, 10) }
 
 // openGoRedis returns a go-redis client for single, sentinel or cluster, checked with a PING
-// bounded by ConnectTimeout. Masters must be handled by the caller (see openGoRedisEach).
-func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClient, error) {
+// bounded by ConnectTimeout. maxRetries is go-redis's MaxRetries (0: its default, -1: none).
+// Masters must be handled by the caller (see openGoRedisEach).
+func openGoRedis(ctx context.Context, cfg Config, t string, maxRetries int) (redis.UniversalClient, error) {
 	pool := poolSize(cfg)
 	var rdb redis.UniversalClient
 	switch t {
@@ -90,6 +91,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
 			WriteTimeout: ReplyTimeout,
+			MaxRetries:   maxRetries,
 		})
 	case topoSentinel:
 		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
@@ -100,6 +102,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 			DialTimeout:   ConnectTimeout,
 			ReadTimeout:   ReplyTimeout,
 			WriteTimeout:  ReplyTimeout,
+			MaxRetries:    maxRetries,
 		})
 	case topoCluster:
 		// PoolSize is per node in a cluster client; each worker talks to one node at a time.
@@ -110,6 +113,7 @@ func openGoRedis(ctx context.Context, cfg Config, t string) (redis.UniversalClie
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
 			WriteTimeout: ReplyTimeout,
+			MaxRetries:   maxRetries,
 		})
 	default:
 		return nil, fmt.Errorf("drivers: go-redis client for topology %q: use one client per master", t)

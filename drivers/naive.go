@@ -21,27 +21,42 @@ const (
 
 // NaiveDriver is the classic single-key lock: SET key token NX PX, retried after a short sleep
 // while taken, released by a Lua compare-and-delete so only the holder's token deletes the key.
-// It uses go-redis v9 with a connection pool sized to the workers.
-type NaiveDriver struct{}
+// It uses go-redis v9 with a connection pool sized to the workers. Its option retries (see
+// goRedisTuning) sets go-redis's MaxRetries.
+type NaiveDriver struct {
+	tune goRedisTuning
+}
 
-var _ Driver = NaiveDriver{}
+var (
+	_ Driver       = NaiveDriver{}
+	_ Configurable = NaiveDriver{}
+)
 
 func init() { Register(NaiveDriver{}) }
 
 // Name implements Driver.
-func (NaiveDriver) Name() string { return "naive" }
+func (d NaiveDriver) Name() string { return d.tune.name("naive") }
+
+// Options implements Configurable.
+func (NaiveDriver) Options() []Option { return goRedisOptions }
+
+// Configure implements Configurable.
+func (NaiveDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	t, err := configureGoRedis("naive", spec, opts)
+	return NaiveDriver{tune: t}, err
+}
 
 // Kinds implements Driver.
 func (NaiveDriver) Kinds() Kind { return KindMutex }
 
 // Open implements Driver. It runs on single, sentinel (the master) and cluster (the lock key's
 // node); on N independent masters it returns an error wrapping ErrUnsupported.
-func (NaiveDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
+func (d NaiveDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	t, err := singleNodeTopology(cfg, "naive")
 	if err != nil {
 		return nil, err
 	}
-	rdb, err := openGoRedis(ctx, cfg, t)
+	rdb, err := openGoRedis(ctx, cfg, t, d.tune.retries)
 	if err != nil {
 		return nil, fmt.Errorf("naive: %w", err)
 	}
@@ -49,7 +64,7 @@ func (NaiveDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if lease <= 0 {
 		lease = NaiveDefaultLease
 	}
-	return &naiveLocker{rdb: rdb, topology: t, lease: lease, pool: poolSize(cfg), prefix: uuid.NewString() + ":"}, nil
+	return &naiveLocker{rdb: rdb, topology: t, lease: lease, pool: poolSize(cfg), prefix: uuid.NewString() + ":", tune: d.tune}, nil
 }
 
 // compareAndDelete deletes the key only if it still holds the caller's token.
@@ -66,6 +81,7 @@ type naiveLocker struct {
 	pool     int
 	prefix   string
 	workers  atomic.Uint64
+	tune     goRedisTuning
 }
 
 func (l *naiveLocker) NewWorker() Worker {
@@ -74,7 +90,7 @@ func (l *naiveLocker) NewWorker() Worker {
 }
 
 func (l *naiveLocker) Settings() map[string]string {
-	return map[string]string{
+	s := map[string]string{
 		"client":        "go-redis " + redis.Version(),
 		"topology":      l.topology,
 		"pool_size":     strconv.Itoa(l.pool),
@@ -83,6 +99,8 @@ func (l *naiveLocker) Settings() map[string]string {
 		"release":       "Lua compare-and-delete (EVALSHA)",
 		"reply_timeout": goRedisReplyTimeout(),
 	}
+	l.tune.describe(s)
+	return s
 }
 
 func (l *naiveLocker) Close() error { return l.rdb.Close() }

@@ -27,6 +27,9 @@ func TestParseDriverOptions(t *testing.T) {
 		{"lockcore:inflight=3", map[string]string{"batch_in_flight": "3"}},
 		{"lockcore:flush=0", map[string]string{"max_flush_delay": "0s"}},
 		{"lockcore:flush=50us", map[string]string{"max_flush_delay": "50µs"}},
+		{"naive", map[string]string{"max_retries": "3 (go-redis default)"}},
+		{"naive:retries=0", map[string]string{"max_retries": "0: a command that failed"}},
+		{"redislock:retries=2", map[string]string{"max_retries": "2"}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			d, err := drivers.Parse(tc.spec)
@@ -47,7 +50,8 @@ func TestParseDriverOptions(t *testing.T) {
 	}
 	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
 		"lockcore:handoff_window=0s", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
-		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon", "lockcore:handoff=1:handoff=1"} {
+		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
+		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

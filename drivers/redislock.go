@@ -31,14 +31,28 @@ type RedislockDriver struct {
 	// Retry is the linear backoff between attempts while the lock is taken. Zero means
 	// RedislockDefaultRetry.
 	Retry time.Duration
+	tune  goRedisTuning
 }
 
-var _ Driver = RedislockDriver{}
+var (
+	_ Driver       = RedislockDriver{}
+	_ Configurable = RedislockDriver{}
+)
 
 func init() { Register(RedislockDriver{}) }
 
 // Name implements Driver.
-func (RedislockDriver) Name() string { return "redislock" }
+func (d RedislockDriver) Name() string { return d.tune.name("redislock") }
+
+// Options implements Configurable: retries (see goRedisTuning) sets go-redis's MaxRetries.
+func (RedislockDriver) Options() []Option { return goRedisOptions }
+
+// Configure implements Configurable.
+func (d RedislockDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	t, err := configureGoRedis("redislock", spec, opts)
+	d.tune = t
+	return d, err
+}
 
 // Kinds implements Driver.
 func (RedislockDriver) Kinds() Kind { return KindMutex }
@@ -50,7 +64,7 @@ func (d RedislockDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdb, err := openGoRedis(ctx, cfg, t)
+	rdb, err := openGoRedis(ctx, cfg, t, d.tune.retries)
 	if err != nil {
 		return nil, fmt.Errorf("redislock: %w", err)
 	}
@@ -62,7 +76,7 @@ func (d RedislockDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if retry <= 0 {
 		retry = RedislockDefaultRetry
 	}
-	return &redislockLocker{rdb: rdb, client: redislock.New(rdb), topology: t, lease: lease, retry: retry, pool: poolSize(cfg)}, nil
+	return &redislockLocker{rdb: rdb, client: redislock.New(rdb), topology: t, lease: lease, retry: retry, pool: poolSize(cfg), tune: d.tune}, nil
 }
 
 type redislockLocker struct {
@@ -72,6 +86,7 @@ type redislockLocker struct {
 	lease    time.Duration
 	retry    time.Duration
 	pool     int
+	tune     goRedisTuning
 }
 
 func (l *redislockLocker) NewWorker() Worker {
@@ -82,7 +97,7 @@ func (l *redislockLocker) NewWorker() Worker {
 }
 
 func (l *redislockLocker) Settings() map[string]string {
-	return map[string]string{
+	s := map[string]string{
 		"library":       "github.com/bsm/redislock " + moduleVersion("github.com/bsm/redislock"),
 		"client":        "go-redis " + redis.Version(),
 		"topology":      l.topology,
@@ -92,6 +107,8 @@ func (l *redislockLocker) Settings() map[string]string {
 		"release":       "Lua compare-and-delete (EVALSHA)",
 		"reply_timeout": goRedisReplyTimeout(),
 	}
+	l.tune.describe(s)
+	return s
 }
 
 func (l *redislockLocker) Close() error { return l.rdb.Close() }

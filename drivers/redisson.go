@@ -121,7 +121,7 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 	if lease < 3*time.Millisecond {
 		return nil, fmt.Errorf("%s: lease %v is below 3ms", driver, lease)
 	}
-	rdb, err := openGoRedis(ctx, cfg, t)
+	rdb, err := openGoRedis(ctx, cfg, t, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", driver, err)
 	}

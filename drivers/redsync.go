@@ -54,7 +54,7 @@ func (RedsyncDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 		clients, err = openGoRedisEach(ctx, cfg)
 	} else {
 		var rdb redis.UniversalClient
-		rdb, err = openGoRedis(ctx, cfg, t)
+		rdb, err = openGoRedis(ctx, cfg, t, 0)
 		clients = []redis.UniversalClient{rdb}
 	}
 	if err != nil {

@@ -47,7 +47,7 @@ func (UnsafeDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	rdb, err := openGoRedis(ctx, cfg, t)
+	rdb, err := openGoRedis(ctx, cfg, t, 0)
 	if err != nil {
 		return nil, fmt.Errorf("unsafe: %w", err)
 	}
