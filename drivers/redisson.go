@@ -205,7 +205,7 @@ func (l *redissonLocker) Settings() map[string]string {
 		"lease":         lease,
 		"scripts":       "EVAL with the script body on every call",
 		"waiters":       "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"pubsub":        pubsub,
+		"pubsub":        pubsub + ", channels spread over up to " + strconv.Itoa(RedissonSubscriptionConnections) + " connections (Redisson's subscriptionConnectionPoolSize)",
 		"not_emulated":  "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"time"
 
@@ -16,9 +17,13 @@ var errRedissonClosed = errors.New("redisson: client closed")
 // redissonSubs is what Redisson's PublishSubscribeService does for RLock waiters: the waiters of
 // one lock in this client share one entry and one subscription to the lock's channel; the first
 // subscribes, the last unsubscribes; every unlock message releases one permit, which wakes one
-// waiter. It uses one go-redis PubSub connection per client, or, for sharded pub/sub on a
-// cluster, one per master (a shard channel lives on its slot's master). It is safe for
-// concurrent use. The read-write and fair locks wait the same way on their own channels.
+// waiter. Like Redisson's subscription connection pool, it spreads channels over up to
+// RedissonSubscriptionConnections go-redis PubSub connections (per master, for sharded pub/sub on
+// a cluster, where a shard channel lives on its slot's master), a channel always on the same one:
+// the fair lock's waiters each subscribe a channel of their own and drop it again per
+// acquisition, and 64 of them churning on one connection made it fall seconds behind on a loaded
+// machine (subscriptions timed out). It is safe for concurrent use. The read-write and fair locks
+// wait the same way on their own channels.
 type redissonSubs struct {
 	rdb     redis.UniversalClient
 	sharded bool // SSUBSCRIBE on the channel's master; rdb is then a *redis.ClusterClient
@@ -28,8 +33,21 @@ type redissonSubs struct {
 	readers sync.WaitGroup
 
 	mu     sync.Mutex
-	conns  map[string]*redissonPSConn // by master address; "" when not sharded
+	conns  map[redissonConnKey]*redissonPSConn
 	closed bool
+}
+
+// RedissonSubscriptionConnections is how many pub/sub connections the Redisson drivers spread
+// their channels over (per master with sharded pub/sub): Redisson's subscriptionConnectionPoolSize
+// default. Redisson fills its connections five channels at a time (subscriptionsPerConnection);
+// the drivers hash a channel to one of them instead, and open each on first use.
+const RedissonSubscriptionConnections = 50
+
+// redissonConnKey names one pub/sub connection: the master it is on ("" when not sharded) and
+// its place among RedissonSubscriptionConnections.
+type redissonConnKey struct {
+	addr string
+	slot int
 }
 
 // redissonPSConn is one pub/sub connection and the channels subscribed on it.
@@ -62,7 +80,7 @@ type redissonEntry struct {
 }
 
 func newRedissonSubs(rdb redis.UniversalClient, sharded bool, permits int) *redissonSubs {
-	s := &redissonSubs{rdb: rdb, sharded: sharded, permits: permits, conns: map[string]*redissonPSConn{}}
+	s := &redissonSubs{rdb: rdb, sharded: sharded, permits: permits, conns: map[redissonConnKey]*redissonPSConn{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -150,12 +168,15 @@ func (s *redissonSubs) conn(ctx context.Context, channel string) (*redissonPSCon
 		}
 		addr = master.Options().Addr
 	}
+	h := fnv.New32a()
+	h.Write([]byte(channel))
+	key := redissonConnKey{addr: addr, slot: int(h.Sum32() % RedissonSubscriptionConnections)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errRedissonClosed
 	}
-	if c := s.conns[addr]; c != nil {
+	if c := s.conns[key]; c != nil {
 		return c, nil
 	}
 	c := &redissonPSConn{s: s, chans: map[string]*redissonChanState{}}
@@ -164,7 +185,7 @@ func (s *redissonSubs) conn(ctx context.Context, channel string) (*redissonPSCon
 	} else {
 		c.ps = s.rdb.Subscribe(s.ctx)
 	}
-	s.conns[addr] = c
+	s.conns[key] = c
 	s.readers.Add(1)
 	go c.read()
 	return c, nil
