@@ -1,19 +1,46 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
-// startCPUProfile profiles lockbench itself, to find where client-side time goes.
-func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// startProfiles profiles lockbench itself, to find where client-side time goes: a CPU profile
+// to cpuPath (pprof) and a Go execution trace to tracePath (go tool trace), each when its path
+// is not empty. The trace shows what a CPU profile cannot: how long goroutines wait to be run
+// once readied, and when the process sleeps in the network poller. The error names the flag.
+func startProfiles(cpuPath, tracePath string) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			stop()
+			return nil, fmt.Errorf("--trace: %w", err)
+		}
+		stops = append(stops, func() { trace.Stop(); f.Close() })
+	}
+	return stop, nil
 }

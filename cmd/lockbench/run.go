@@ -127,6 +127,7 @@ type runFlags struct {
 	benchfmt   bool
 	noResults  bool
 	cpuprof    string
+	tracefile  string
 	thresholds []thresholds.Threshold
 	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
 	net        netFlag    // --net (run_net.go)
@@ -190,6 +191,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.report, "report", "", "also draw the results as an HTML page and PNG charts in this directory (see 'lockbench report --help')")
 	fs.BoolVar(&f.benchfmt, "benchfmt", false, "also print Go benchmark format lines (for benchstat) on stdout")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of lockbench itself to this file (for pprof)")
+	fs.StringVar(&f.tracefile, "trace", "", "write a Go execution trace of lockbench itself to this file (for go tool trace: scheduling and network-poller waits)")
 	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
 	if fleetCommand(c.name) {
 		addFleetFlags(fs, &f.fleet, c.name)
@@ -367,10 +369,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	ui := newProgressUI(stderr)
-	if f.cpuprof != "" {
-		stop, err := startCPUProfile(f.cpuprof)
+	if f.cpuprof != "" || f.tracefile != "" {
+		stop, err := startProfiles(f.cpuprof, f.tracefile)
 		if err != nil {
-			fmt.Fprintf(stderr, "lockbench run: --cpuprofile: %v\n", err)
+			fmt.Fprintf(stderr, "lockbench run: %v\n", err)
 			return exitUsage
 		}
 		defer stop()

@@ -60,10 +60,10 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	ui := newProgressUI(stderr)
-	if f.cpuprof != "" {
-		stop, err := startCPUProfile(f.cpuprof)
+	if f.cpuprof != "" || f.tracefile != "" {
+		stop, err := startProfiles(f.cpuprof, f.tracefile)
 		if err != nil {
-			fmt.Fprintf(stderr, "lockbench sweep: --cpuprofile: %v\n", err)
+			fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 			return exitUsage
 		}
 		defer stop()
