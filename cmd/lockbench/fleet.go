@@ -167,6 +167,11 @@ func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, erro
 	cfg := f.cfg
 	cfg.Fill()
 	ui.line("%s: %d generator processes × %d workers", driver, f.fleet.procs, cfg.Concurrency)
+	r.procRuns++
+	seq := r.procRuns
+	if f.cpuprof != "" || f.tracefile != "" {
+		ui.line("profiles of the generator processes: %s", strings.Join(profileArgs(f, seq, driver, -1), " "))
+	}
 	run, exits, err := fleet.RunShared(ctx, fleet.Shared{
 		Procs: fleet.Procs{
 			Path:    exe,
@@ -175,7 +180,8 @@ func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, erro
 			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
-			return workerArgs(f, r.tgt.topo.Addrs(), r.tgt.masterName(), driver, i, startAt, output, arena)
+			args := workerArgs(f, r.tgt.topo.Addrs(), r.tgt.masterName(), driver, i, startAt, output, arena)
+			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,
 		Warn: ui.line,
@@ -225,3 +231,23 @@ memory); workers started separately check their own holders only (see README).
 
 Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
 `
+
+// profileArgs gives generator process index of the seq-th --procs run the --cpuprofile and
+// --trace flags of f, each with a path of its own: the parent's profile shows the parent, which
+// only supervises, while the lock traffic is in the processes. Index -1 gives the pattern, for
+// the progress line.
+func profileArgs(f *runFlags, seq int, driver string, index int) []string {
+	p := "N"
+	if index >= 0 {
+		p = strconv.Itoa(index)
+	}
+	suffix := fmt.Sprintf(".run%d.%s.p%s", seq, strings.NewReplacer(":", "_", "=", "-", "/", "_", ",", "_").Replace(driver), p)
+	var args []string
+	if f.cpuprof != "" {
+		args = append(args, "--cpuprofile", f.cpuprof+suffix)
+	}
+	if f.tracefile != "" {
+		args = append(args, "--trace", f.tracefile+suffix)
+	}
+	return args
+}

@@ -396,6 +396,9 @@ func TestFleetBadInput(t *testing.T) {
 		{append([]string{"worker", "--driver", "naive,lockcore"}, addr...), "a worker runs one driver"},
 		{append([]string{"worker", "--repeat", "2", "--driver", "naive"}, addr...), "a worker runs once"},
 		{append([]string{"worker", "--driver", "naive", "--threshold", "p99<1ms"}, addr...), "--threshold"},
+		{append([]string{"worker", "--driver", "naive", "--trace", filepath.Join(dir, "no", "t.trace")}, addr...), "--trace: open"},
+		{append([]string{"worker", "--driver", "naive", "--cpuprofile", filepath.Join(dir, "no", "c.prof")}, addr...), "--cpuprofile: open"},
+		{[]string{"run", "--trace", filepath.Join(dir, "no", "t.trace")}, "--trace: open"},
 		{[]string{"merge", lc0, lc1}, "-o OUT"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.json")}, "no result files"},
 		{[]string{"merge", filepath.Join(dir, "missing.json"), "-o", filepath.Join(dir, "m.json")}, "missing.json"},
@@ -475,4 +478,32 @@ func TestProcsSplitTheRate(t *testing.T) {
 		t.Errorf("merged achieved rate %g for a target of %g", r.AchievedRate, r.TargetRate)
 	}
 	assertNoOrphans(t, errb.String(), 2)
+}
+
+// With --procs, the lock traffic is in the generator processes, so each one writes profiles of
+// its own beside the parent's: one file per process and per --procs run, none overwritten.
+func TestProcsProfileEachProcess(t *testing.T) {
+	dir := t.TempDir()
+	cpu, tr := filepath.Join(dir, "c.prof"), filepath.Join(dir, "t.trace")
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "naive,lockcore:batch=0", "--concurrency", "2",
+		"--keys", "10", "--duration", "300ms", "--warmup", "0s", "--no-results", "--cpuprofile", cpu, "--trace", tr)
+	code, stdout := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
+	}
+	want := []string{cpu, tr}
+	for _, run := range []string{"run1.naive", "run2.lockcore_batch-0"} {
+		for _, p := range []string{"p0", "p1"} {
+			want = append(want, cpu+"."+run+"."+p, tr+"."+run+"."+p)
+		}
+	}
+	for _, path := range want {
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v (want a non-empty profile)", filepath.Base(path), err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(want) {
+		t.Errorf("%d files in the profile directory, want %d", len(entries), len(want))
+	}
 }

@@ -36,6 +36,7 @@ type runner struct {
 	failed, badConfig bool
 	skipped           map[string]bool
 	faultNoted        bool // the note on faults over several runs is out (run_faults.go)
+	procRuns          int  // --procs runs started so far, to name their processes' profiles
 }
 
 // runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
