@@ -369,14 +369,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	ui := newProgressUI(stderr)
-	if f.cpuprof != "" || f.tracefile != "" {
-		stop, err := startProfiles(f.cpuprof, f.tracefile)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench run: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfiles, ok := profile("run", f, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfiles()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

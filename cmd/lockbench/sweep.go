@@ -60,14 +60,11 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	ui := newProgressUI(stderr)
-	if f.cpuprof != "" || f.tracefile != "" {
-		stop, err := startProfiles(f.cpuprof, f.tracefile)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfiles, ok := profile("sweep", f, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfiles()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := catchInterrupts(ui, cancel)

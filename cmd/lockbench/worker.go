@@ -25,14 +25,11 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	ui := newProgressUI(stderr)
-	if f.cpuprof != "" || f.tracefile != "" {
-		stop, err := startProfiles(f.cpuprof, f.tracefile)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
-			return exitUsage
-		}
-		defer stop()
+	stopProfiles, ok := profile("worker", f, stderr)
+	if !ok {
+		return exitUsage
 	}
+	defer stopProfiles()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
