@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// ErrClosed is returned by Dial, Partition and Heal after Close.
+// ErrClosed is returned by Dial and by every fault (Partition, Heal, ...) after Close.
 var ErrClosed = errors.New("netem: closed")
 
 // Net is a set of in-process proxies that put Conditions on every connection made through
@@ -26,13 +26,21 @@ type Net struct {
 	mu      sync.Mutex
 	proxies map[string]*proxy // by upstream address
 	closed  bool
+
+	done chan struct{}  // closed by Close: background heals (Pause) give up
+	bg   sync.WaitGroup // background heals, waited for by Close
 }
 
 // proxy is one toxiproxy Proxy in front of one upstream address.
 type proxy struct {
-	p           *toxiproxy.Proxy
-	dials       atomic.Int64
-	partitioned bool // guarded by Net.mu
+	p     *toxiproxy.Proxy
+	ctl   *faultCtl // drives the faultToxics on both directions
+	dials atomic.Int64
+
+	// The faults on the upstream address, guarded by Net.mu (see faults.go).
+	partitioned bool
+	replies     flow   // what happens to replies when not partitioned
+	heals       uint64 // Heals so far, so that a Pause ends only the partition it made
 }
 
 // New returns a Net that puts c on every connection. It starts nothing until the first Dial.
@@ -41,6 +49,7 @@ func New(c Conditions) *Net {
 		cond:    c,
 		srv:     toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		proxies: make(map[string]*proxy),
+		done:    make(chan struct{}),
 	}
 }
 
@@ -67,7 +76,8 @@ func (n *Net) Dial(ctx context.Context, network, addr string) (net.Conn, error) 
 }
 
 // proxy returns the started proxy in front of addr, starting it on first use, with the
-// conditions on both directions and a partition already in place if addr is partitioned.
+// conditions on both directions and then a faultToxic, which passes everything until a fault
+// says otherwise.
 func (n *Net) proxy(addr string) (*proxy, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -84,11 +94,17 @@ func (n *Net) proxy(addr string) (*proxy, error) {
 	if err := tp.Start(); err != nil {
 		return nil, fmt.Errorf("netem: proxy for %s: %w", addr, err)
 	}
-	p := &proxy{p: tp}
+	p := &proxy{p: tp, ctl: newFaultCtl()}
 	for _, dir := range []string{"upstream", "downstream"} {
-		attrs := fmt.Sprintf(`{"latency_ns":%d,"jitter_ns":%d}`, n.cond.Latency.Nanoseconds(), n.cond.Jitter.Nanoseconds())
-		if err := addToxic(tp, delayToxicType, dir, attrs); err != nil {
+		delay := fmt.Sprintf(`{"latency_ns":%d,"jitter_ns":%d}`, n.cond.Latency.Nanoseconds(), n.cond.Jitter.Nanoseconds())
+		fault := fmt.Sprintf(`{"ctl":%d,"downstream":%t}`, p.ctl.id, dir == "downstream")
+		err := addToxic(tp, delayToxicType, dir, delay)
+		if err == nil {
+			err = addToxic(tp, faultToxicType, dir, fault)
+		}
+		if err != nil {
 			tp.Stop()
+			p.ctl.close()
 			return nil, fmt.Errorf("netem: proxy for %s: %w", addr, err)
 		}
 	}
@@ -104,61 +120,6 @@ func addToxic(tp *toxiproxy.Proxy, typ, dir, attrs string) error {
 	return err
 }
 
-// Partition silences addr in both directions, for connections open now and made later: bytes
-// sent either way wait, as behind a network that drops every packet, until Heal. Clients see
-// replies stop coming, not closed connections; their read timeouts decide what happens. It
-// starts addr's proxy if no connection has been made to addr yet. Partitioning a partitioned
-// addr does nothing.
-func (n *Net) Partition(addr string) error {
-	p, err := n.proxy(addr)
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return ErrClosed
-	}
-	if p.partitioned {
-		return nil
-	}
-	for _, dir := range []string{"upstream", "downstream"} {
-		if err := addToxic(p.p, stallToxicType, dir, "{}"); err != nil {
-			return fmt.Errorf("netem: partition %s: %w", addr, err)
-		}
-	}
-	p.partitioned = true
-	return nil
-}
-
-// Heal ends a partition of addr: what waited is delivered, on the connections still open. Healing
-// an addr that is not partitioned does nothing.
-func (n *Net) Heal(addr string) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return ErrClosed
-	}
-	p := n.proxies[addr]
-	if p == nil || !p.partitioned {
-		return nil
-	}
-	if err := heal(p); err != nil {
-		return fmt.Errorf("netem: heal %s: %w", addr, err)
-	}
-	return nil
-}
-
-// heal removes p's stall toxics. The caller holds Net.mu.
-func heal(p *proxy) error {
-	var errs []error
-	for _, dir := range []string{"upstream", "downstream"} {
-		errs = append(errs, p.p.Toxics.RemoveToxic(context.Background(), stallToxicType+"_"+dir))
-	}
-	p.partitioned = false
-	return errors.Join(errs...)
-}
-
 // ProxyStats describes one proxy of a Net.
 type ProxyStats struct {
 	// Upstream is the address the proxy forwards to; Listen is where it listens.
@@ -167,6 +128,9 @@ type ProxyStats struct {
 	Dials int64
 	// Partitioned says whether Upstream is partitioned now.
 	Partitioned bool
+	// DroppingReplies and StallingReplies say whether DropReplies or StallReplies is in force
+	// on Upstream now (under a partition too).
+	DroppingReplies, StallingReplies bool
 }
 
 // Stats describes every proxy started so far, sorted by upstream address.
@@ -175,28 +139,32 @@ func (n *Net) Stats() []ProxyStats {
 	defer n.mu.Unlock()
 	out := make([]ProxyStats, 0, len(n.proxies))
 	for addr, p := range n.proxies {
-		out = append(out, ProxyStats{Upstream: addr, Listen: p.p.Listen, Dials: p.dials.Load(), Partitioned: p.partitioned})
+		out = append(out, ProxyStats{
+			Upstream: addr, Listen: p.p.Listen, Dials: p.dials.Load(),
+			Partitioned: p.partitioned, DroppingReplies: p.replies == drop, StallingReplies: p.replies == hold,
+		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Upstream < out[j].Upstream })
 	return out
 }
 
-// Close heals every partition, stops every proxy and closes the connections through them.
-// Later calls do nothing.
+// Close stops every proxy, closes the connections through them, dropping whatever a fault was
+// holding, and waits for the heals Pause scheduled to give up. Later calls do nothing.
 func (n *Net) Close() error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.closed {
+		n.mu.Unlock()
 		return nil
 	}
 	n.closed = true
-	var errs []error
+	close(n.done)
 	for _, p := range n.proxies {
-		// A stalled link would keep its goroutines waiting after Stop closes its sockets.
-		if p.partitioned {
-			errs = append(errs, heal(p))
-		}
 		p.p.Stop()
+		// After Stop, so that no link starts uncut: frees the goroutines of links that held
+		// bytes, or were writing to a socket Stop closed.
+		p.ctl.close()
 	}
-	return errors.Join(errs...)
+	n.mu.Unlock()
+	n.bg.Wait()
+	return nil
 }

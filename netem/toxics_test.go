@@ -24,3 +24,34 @@ func TestDelayJitter(t *testing.T) {
 		t.Errorf("delay without jitter = %v, want 1ms", got)
 	}
 }
+
+// A Sever returns at once when no link is open, and reports, rather than waits forever for, a
+// link that does not let go; links that join later belong to the next Sever.
+func TestFaultCtlSever(t *testing.T) {
+	c := newFaultCtl()
+	defer c.close()
+	if err := c.sever(time.Second); err != nil {
+		t.Fatalf("sever without links: %v", err)
+	}
+	stuck := c.join() // a link whose toxic never runs
+	if err := c.sever(50 * time.Millisecond); err == nil {
+		t.Fatal("sever with a link that never leaves: no error")
+	}
+	if !isClosed(stuck.epoch.severed) {
+		t.Error("the link's epoch is not severed")
+	}
+	later := c.join()
+	if later.epoch == stuck.epoch || isClosed(later.epoch.severed) {
+		t.Error("a link joining after sever is in the severed epoch")
+	}
+	if lookupFaultCtl(c.id) != c {
+		t.Error("ctl not registered")
+	}
+	c.close()
+	if !isClosed(later.epoch.severed) || lookupFaultCtl(c.id) != nil {
+		t.Error("close left a link unsevered or the ctl registered")
+	}
+	if err := c.sever(time.Second); err != nil {
+		t.Errorf("sever after close: %v", err)
+	}
+}
