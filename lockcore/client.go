@@ -26,6 +26,7 @@ type Client struct {
 	owners  atomic.Uint64
 	holds   holdTable
 	waiters waitTable
+	doubts  doubtSet
 	batch   batcher
 
 	ctx      context.Context // canceled by Close; stops background work
@@ -79,9 +80,11 @@ func New(opt Options) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.holds.init()
 	c.waiters.init(c)
+	c.doubts.init()
 	c.batch.init(c.rdb.Mode() == rueidis.ClientModeCluster)
-	c.bg.Add(1)
+	c.bg.Add(2)
 	go c.watchdog()
+	go c.resolver()
 	return c, nil
 }
 
@@ -118,9 +121,16 @@ type Stats struct {
 	Handoffs int64
 	// Passes is releases that passed the lock to a local waiter inside the release script.
 	Passes int64
-	// Yields is releases with a local waiter that left the lock free because other clients were
-	// subscribed to hear the release.
+	// Yields is releases with a local waiter that left the lock free for other clients: they
+	// were subscribed to hear the release, or the chain of grants inside the Client was over.
 	Yields int64
+	// Doubts is hash fields put in doubt by a call of unknown outcome (a lost reply) or found
+	// counting more holds than the Client did; Resolved is those the resolver has since cleared
+	// or found gone (see doubt.go).
+	Doubts, Resolved int64
+	// Refused is lock attempts not sent because their field was in doubt, or lent to another
+	// local owner by a hand-over.
+	Refused int64
 	// Batches is script calls that carried more than one Mutex operation (see Options.NoBatch).
 	Batches int64
 	// Queued is Mutex operations (attempts and releases) that waited in a batch queue rather than
@@ -135,6 +145,7 @@ type Stats struct {
 type counters struct {
 	attempts, failed, handoffs, passes, yields atomic.Int64
 	batches, batchedOps, queued, queueWait     atomic.Int64
+	doubts, resolved, refused                  atomic.Int64
 }
 
 // Stats returns the Client's counts so far.
@@ -146,6 +157,9 @@ func (c *Client) Stats() Stats {
 		Handoffs:       c.stats.handoffs.Load(),
 		Passes:         c.stats.passes.Load(),
 		Yields:         c.stats.yields.Load(),
+		Doubts:         c.stats.doubts.Load(),
+		Resolved:       c.stats.resolved.Load(),
+		Refused:        c.stats.refused.Load(),
 		Batches:        c.stats.batches.Load(),
 		Queued:         q,
 		BatchedOps:     c.stats.batchedOps.Load(),

@@ -2,7 +2,6 @@ package lockcore
 
 import (
 	"context"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -41,8 +40,9 @@ type cohort struct {
 	busy bool
 	// queue is the local waiters in arrival order.
 	queue []*localWaiter
-	// handoffs counts the in-process hand-overs since the lock was last taken through Redis, at
-	// since (Client.now).
+	// handoffs counts the grants inside this Client (hand-overs and passes) since the lock was
+	// last taken while free in Redis, at since (Client.now): the chain that Options.HandoffLimit
+	// and Options.HandoffWindow bound. A chain ends with a release that leaves the lock free.
 	handoffs int
 	since    int64
 }
@@ -56,7 +56,8 @@ const (
 	turnHanded turn = iota + 1
 	// turnAttempt: the waiter is now the one local goroutine that acquires through Redis.
 	turnAttempt
-	// turnYield is turnAttempt after a release that others heard: hold back first.
+	// turnYield is turnAttempt after a release that left the lock free for others: hold back
+	// first.
 	turnYield
 )
 
@@ -70,6 +71,10 @@ type localWaiter struct {
 	// set by enter; timer is the waiter's own, kept across uses of the pooled waiter.
 	check time.Duration
 	timer *time.Timer
+	// abandoned is set, under the shard's mutex, when the waiter gave up while a releaser had
+	// it reserved (popped for a pass, its turn not yet given): whoever gives the turn passes it
+	// on instead, and the waiter returns at once rather than wait for a reply.
+	abandoned bool
 }
 
 var localWaiterPool = sync.Pool{New: func() any { return &localWaiter{wake: make(chan turn, 1)} }}
@@ -124,7 +129,6 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 // attempt is passed on. It returns turnHanded or turnAttempt/turnYield, or 0 with the reason
 // (nil when deadline passed).
 func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, deadline time.Time) (turn, error) {
-	defer localWaiterPool.Put(w)
 	arm := func(d time.Duration) {
 		if !deadline.IsZero() {
 			d = min(d, time.Until(deadline))
@@ -137,11 +141,12 @@ func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, dea
 		}
 	}
 	arm(w.check)
-	defer w.timer.Stop()
 	var reason error
 	for {
 		select {
 		case t := <-w.wake:
+			w.timer.Stop()
+			localWaiterPool.Put(w)
 			return t, nil
 		case <-ctx.Done():
 			reason = ctx.Err()
@@ -155,12 +160,20 @@ func (c *Client) awaitTurn(ctx context.Context, name string, w *localWaiter, dea
 		}
 		break
 	}
-	if c.leave(name, w) {
+	t, how := c.leave(name, w)
+	switch how {
+	case leftAbandoned:
+		// A releaser holds it reserved and will pass its turn on: not back to the pool.
+		return 0, reason
+	case leftQueue:
+		w.timer.Stop()
+		localWaiterPool.Put(w)
 		return 0, reason
 	}
-	// Popped by a releaser: its turn is on the way (at most a reply timeout away).
-	t := <-w.wake
+	w.timer.Stop()
+	localWaiterPool.Put(w)
 	if t == turnHanded {
+		// The lock is the caller's already, as when a Redis grant races with ctx.
 		return t, nil
 	}
 	c.passTurn(name)
@@ -195,7 +208,7 @@ func (c *Client) reclaim(name string) time.Duration {
 	e := s.co[name]
 	if e != nil && !e.holder.IsZero() {
 		h := s.m[name]
-		if h == nil || h.owner != e.holder || (!h.watchdog && c.now()-h.lastSet > h.lease) {
+		if h == nil || h.owner != e.holder || (!h.watchdog && c.now()-h.lastSet > h.lease && c.now() > h.expires) {
 			e.holder = Owner{}
 			c.nextLocked(s, name, e, turnAttempt)
 		}
@@ -203,24 +216,40 @@ func (c *Client) reclaim(name string) time.Duration {
 	return c.checkAfterLocked(s, name)
 }
 
-// leave takes w out of name's queue; false if a releaser popped it first.
-func (c *Client) leave(name string, w *localWaiter) bool {
+// How a waiter that gives up leaves (see leave).
+type leaving uint8
+
+const (
+	leftQueue     leaving = iota + 1 // it was still queued
+	leftTurn                         // its turn had been given: leave returns it
+	leftAbandoned                    // a releaser holds it reserved: marked abandoned
+)
+
+// leave takes w out of name's queue. If a releaser popped it first, it returns the turn that
+// was given, or, when none was yet (w is reserved for a release in flight), marks w abandoned
+// so that the turn goes to the next waiter when the release settles. Every turn is given under
+// the shard's mutex, so the three cases cannot race.
+func (c *Client) leave(name string, w *localWaiter) (turn, leaving) {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.co[name]
-	if e == nil {
-		return false
-	}
-	for i, q := range e.queue {
-		if q == w {
-			copy(e.queue[i:], e.queue[i+1:])
-			e.queue[len(e.queue)-1] = nil
-			e.queue = e.queue[:len(e.queue)-1]
-			return true
+	if e := s.co[name]; e != nil {
+		for i, q := range e.queue {
+			if q == w {
+				copy(e.queue[i:], e.queue[i+1:])
+				e.queue[len(e.queue)-1] = nil
+				e.queue = e.queue[:len(e.queue)-1]
+				return 0, leftQueue
+			}
 		}
 	}
-	return false
+	select {
+	case t := <-w.wake:
+		return t, leftTurn
+	default:
+	}
+	w.abandoned = true
+	return 0, leftAbandoned
 }
 
 // holding records that owner, the local goroutine that was acquiring name through Redis, now
@@ -282,7 +311,10 @@ type release struct {
 	h        *hold        // the record to settle, nil if none
 	field    string       // the hash field to release
 	leaseArg string       // the lease to set again on a partial release ("" for the Client's)
-	next     *localWaiter // reserved for passScript, or nil
+	next     *localWaiter // reserved: passScript grants it, or, with free, it yields and attempts
+	// free: the chain is over, so the release leaves the lock free in Redis (unlockScript,
+	// whoever listens) and next holds back before its attempt.
+	free bool
 }
 
 // startRelease begins owner's unlock of name under one lock of the shard: ok is false when
@@ -308,7 +340,10 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 	if e == nil || e.holder != owner || len(e.queue) == 0 {
 		return r, true
 	}
-	if h != nil && c.handOver(e, h, c.now()) {
+	now := c.now()
+	if c.chainOver(e, now) {
+		r.free = true
+	} else if h != nil && c.handOver(e, h, now) {
 		r.handed = true
 		return r, true
 	}
@@ -316,19 +351,34 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 	return r, true
 }
 
+// chainOver reports whether e's chain of grants inside this Client has reached its bounds
+// (Options.HandoffLimit grants, Options.HandoffWindow since the lock was last free in Redis),
+// so that the next release must leave the lock free. Without that gap a poller (a Redisson
+// tryLock with no wait, a lockcore TryLock), or a waiter whose subscription is not up yet, never
+// finds the lock free: a pass through Redis re-grants it in the same script that released it.
+func (c *Client) chainOver(e *cohort, now int64) bool {
+	if c.opt.HandoffLimit >= 0 && e.handoffs >= c.opt.HandoffLimit {
+		return true
+	}
+	return now-e.since >= int64(c.opt.HandoffWindow)
+}
+
 // handOver passes the lock of e, held as h by e.holder with its last hold, to the next local
-// waiter inside the process, if the bounds allow it. It reports whether it did. The shard's
-// mutex is held.
+// waiter inside the process, if the lease allows it (the chain's bounds are checked before).
+// It reports whether it did. The shard's mutex is held.
 func (c *Client) handOver(e *cohort, h *hold, now int64) bool {
 	w := e.queue[0]
-	if c.opt.HandoffLimit < 0 || e.handoffs >= c.opt.HandoffLimit || now-e.since >= int64(c.opt.HandoffWindow) || !c.leaseSafe(h, w.la, now) {
+	if c.opt.HandoffLimit < 0 || !c.leaseSafe(h, w.la, now) {
 		return false
 	}
 	e.popLocked()
 	h.owner = w.owner
 	if !w.la.watchdog {
-		// Partial unlocks and reentry set the lease the new owner asked for.
-		h.leaseArg = w.la.arg
+		// Partial unlocks and reentry send the lease the new owner asked for; the table's
+		// record of it must say the same, or it would trust a lease Redis no longer has after
+		// the next PEXPIRE. The confirmed lease (expires) stays: Redis has not changed.
+		h.leaseArg, h.lease = w.la.arg, int64(w.la.d)
+		h.lastSet = now
 	}
 	e.holder = w.owner
 	e.handoffs++
@@ -338,37 +388,43 @@ func (c *Client) handOver(e *cohort, h *hold, now int64) bool {
 }
 
 // handoffLeaseMargin is the lease an explicit-lease hand-over keeps in hand beyond the new
-// owner's whole lease: the hold's lease clock starts when the grant's reply arrived, after Redis
-// set the lease, so the lock expires up to a round trip earlier than the table says.
+// owner's whole lease, on top of the drift allowance.
 const handoffLeaseMargin = 5 * time.Millisecond
 
-// leaseSafe reports whether h may be handed to a waiter that asked for la: the lock must stay
-// held in Redis at least as long as the waiter would hold it had it taken the lock itself. A
-// watchdog hold qualifies while its renewals keep up (less than half its lease gone: a healthy
-// one is renewed at three quarters of an interval, a sixth of the lease by default); an
-// explicit-lease hold only if the lease left covers the waiter's whole lease; the two kinds
-// never pass to each other.
+// leaseDrift is how much earlier than the confirmed lease says a lock may expire in Redis: the
+// two clocks' rates differ (Redis expires by its own clock). As RedLock allows it: 1% of the
+// lease plus 2 ms.
+func leaseDrift(lease int64) int64 { return lease/100 + int64(2*time.Millisecond) }
+
+// leaseSafe reports whether h may be handed to a waiter that asked for la. It trusts only the
+// confirmed lease (hold.expires: the send time of the last call whose reply confirmed the lease,
+// plus that lease), less the drift allowance, so a Client cut off from Redis, whose renewals
+// fail or whose replies are lost, stops handing over as soon as that lease is no longer
+// comfortably ahead, whatever it sent. The lock must stay held in Redis at least as long as
+// the waiter would hold it had it taken the lock itself: a watchdog hold qualifies while at
+// least half its lease is confirmed ahead (a healthy one is renewed every RenewInterval, a third
+// of the lease by default, so three quarters or more stay ahead); an explicit-lease hold only
+// if what is confirmed covers the waiter's whole lease. The two kinds never pass to each other.
 func (c *Client) leaseSafe(h *hold, la leaseArgs, now int64) bool {
-	if h.watchdog != la.watchdog || h.lastSet == math.MinInt64 {
+	if h.watchdog != la.watchdog {
 		return false
 	}
-	elapsed := now - h.lastSet
-	if elapsed < 0 {
-		return false
-	}
+	left := h.expires - now - leaseDrift(h.lease)
 	if h.watchdog {
-		return elapsed < h.lease/2
+		return left >= h.lease/2
 	}
-	return h.lease-elapsed >= int64(la.d+handoffLeaseMargin)
+	return left >= int64(la.d+handoffLeaseMargin)
 }
 
 // release outcomes of a last-hold unlock, for settle.
 type releaseOutcome uint8
 
 const (
-	// releasedGone: the lock is no longer owner's in Redis (released, or not held at all).
+	// releasedGone: the lock is no longer owner's in Redis (released, or not held at all), or
+	// what happened is unknown and left to the doubt resolver (doubt.go).
 	releasedGone releaseOutcome = iota + 1
-	// releasedHeard: released, and other clients were subscribed to hear it.
+	// releasedHeard: released and left free for others: they were subscribed to hear it, or
+	// the chain was over (release.free).
 	releasedHeard
 	// releasedPassed: released and taken for the reserved waiter in the same script.
 	releasedPassed
@@ -377,8 +433,13 @@ const (
 )
 
 // settle updates the hold table and the cohort after owner's unlock of name, whose record was h
-// (nil if none), had outcome, with w reserved (or nil). It gives w its turn.
-func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outcome releaseOutcome) {
+// (nil if none), had outcome, with w reserved (or nil); the unlock was sent at sent. It gives w
+// its turn, or, if w gave up meanwhile, the next waiter. It returns the waiter whose grant by
+// passScript nobody may count on (it gave up, or the reply came back after its lease): the
+// caller releases that grant, once, with unlockScript. A plain release is right even if the
+// waiter takes the lock again meanwhile (it re-enters its own field): the count goes 2, then 1,
+// matching the one hold the table records for it.
+func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outcome releaseOutcome, sent int64) (orphan *localWaiter) {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,20 +448,33 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 	case releasedPartial:
 		if h != nil && s.m[name] == h && h.count > 1 {
 			h.count--
-			h.lastSet = now
+			h.lastSet = sent
+			h.setLease(sent, time.Duration(h.lease))
 		}
 	default:
 		if h != nil && s.m[name] == h {
 			delete(s.m, name)
 		}
 	}
+	if w != nil && outcome == releasedPassed && (w.abandoned || now-sent >= int64(w.la.d)-leaseDrift(int64(w.la.d))) {
+		// Granted to a waiter that is gone, or with its lease (nearly) over by the time the
+		// reply came: nobody may count on that grant. The caller releases it; until then
+		// whoever attempts next waits in Redis like any other contender.
+		orphan = w
+		outcome = releasedGone
+	}
+	if w != nil && w.abandoned {
+		// It gave up while reserved: its turn goes to the next waiter.
+		w = nil
+	}
 	e := s.co[name]
 	if e == nil || e.holder != owner {
 		// Not this cohort's holder: its hold was reclaimed during the release's round trip (its
 		// lease ran out and a queued waiter's check passed the turn on), or it took the lock on
 		// a path without the queue. A waiter reserved before the reclaim was popped from the
-		// queue and nobody else will give it a turn: it goes back to the head of the queue, or,
-		// with the cohort gone, starts a new one as its attempt.
+		// queue and nobody else will give it a turn: it goes back to the head of the queue
+		// (it still watches its context there: it has not given up, or it would be abandoned),
+		// or, with the cohort gone, starts a new one as its attempt.
 		switch {
 		case w == nil:
 		case outcome == releasedPassed:
@@ -408,7 +482,7 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 			// cohort's turn went to (that one waits in Redis like any other contender). Sent
 			// back to the queue, w would later take it again on top (a count of 2 in Redis
 			// against 1 here) and its Unlock would leave the lock held until the lease ran out.
-			s.m[name] = &hold{owner: w.owner, field: w.owner.field, count: 1, leaseArg: w.la.arg, lease: int64(w.la.d), watchdog: w.la.watchdog, lastSet: now}
+			s.m[name] = newHold(w.owner, w.owner.field, w.la.arg, w.la.d, w.la.watchdog, sent)
 			if e == nil {
 				e = cohortPool.Get().(*cohort)
 				e.busy = true
@@ -425,23 +499,25 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 		default:
 			e.queue = slices.Insert(e.queue, 0, w)
 		}
-		return
+		return orphan
 	}
 	switch outcome {
 	case releasedPartial:
 		if w != nil {
-			// Redis counted more holds than the table (it cannot happen while the two agree).
-			// The reserved waiter may have given up already and waits for this turn, so it
-			// gets one: it attempts, and waits in Redis like any other contender.
+			// Redis counted more holds than the table (see Unlock: the excess is cleared).
+			// The reserved waiter attempts, and waits in Redis like any other contender.
+			e.holder = Owner{}
 			w.wake <- turnAttempt
 		}
-		return
+		return orphan
 	case releasedPassed:
-		s.m[name] = &hold{owner: w.owner, field: w.owner.field, count: 1, leaseArg: w.la.arg, lease: int64(w.la.d), watchdog: w.la.watchdog, lastSet: now}
-		e.holder, e.handoffs, e.since = w.owner, 0, now
+		// The chain goes on: a pass is a grant inside the chain, as a hand-over is.
+		s.m[name] = newHold(w.owner, w.owner.field, w.la.arg, w.la.d, w.la.watchdog, sent)
+		e.holder = w.owner
+		e.handoffs++
 		c.stats.passes.Add(1)
 		w.wake <- turnHanded
-		return
+		return orphan
 	}
 	e.holder = Owner{}
 	t := turnAttempt
@@ -453,8 +529,9 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 	}
 	if w != nil {
 		w.wake <- t
-		return
+		return orphan
 	}
-	// Nobody was reserved: a waiter that queued during the release's round trip tries at once.
+	// Nobody was reserved (or it gave up): the next waiter, if any, goes on.
 	c.nextLocked(s, name, e, t)
+	return orphan
 }

@@ -122,16 +122,24 @@ func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.D
 // long to wait in nanoseconds before trying again, 0 when there is no bound.
 func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
 	c := m.c
+	if ttl, refused := c.refuse(m.name, owner, owner.field); refused {
+		return ttl, nil
+	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.
+	sent := c.now()
 	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, owner.field, m.waitArg, now})
 	ms, err := res.AsInt64()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, c.now())
+			if c.grantedLate(ctx, m.name, owner.field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
+				return 1, nil
+			}
+			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, sent)
 			return -1, nil
 		}
+		c.attemptFailed(m.name, owner.field, err)
 		return 0, fmt.Errorf("lockcore: fair lock %q: %w", m.name, err)
 	}
 	if ms <= 0 {
@@ -166,12 +174,23 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		leaseArg = c.leaseArg
 	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	sent := c.now()
 	res := fairUnlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts, m.channel},
 		[]string{unlockMessage, leaseArg, field, now, c.publishCmd})
 	n, err := res.AsInt64()
-	if err != nil {
-		// Stop renewing whatever the outcome, as Mutex.Unlock does.
+	if err == nil && n == 0 && (h == nil || h.count <= 1) {
+		// Redis counts more holds than the table: see Mutex.Unlock.
 		c.holds.released(m.name, h, true, 0)
+		c.doubt(m.name, field)
+		return nil
+	}
+	if err != nil {
+		// Stop renewing whatever the outcome, as Mutex.Unlock does; an unknown one leaves the
+		// field in doubt until the resolver has seen it gone.
+		c.holds.released(m.name, h, true, 0)
+		if unknownOutcome(err) {
+			c.doubt(m.name, field)
+		}
 		if rueidis.IsRedisNil(err) {
 			if h != nil {
 				return fmt.Errorf("%w: the lease on %q ran out while held", ErrNotOwner, m.name)
@@ -180,7 +199,7 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		}
 		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
 	}
-	c.holds.released(m.name, h, n == 1, c.now())
+	c.holds.released(m.name, h, n == 1, sent)
 	return nil
 }
 

@@ -13,9 +13,19 @@ type hold struct {
 	field    string // the hash field in Redis; stays put if the hold moves to another local owner
 	count    int    // reentrant holds, mirroring the count in Redis
 	leaseArg string // lease in ms, sent again on partial unlock and renewal
-	lease    int64  // the lease in nanoseconds, to forget explicit-lease holds once expired
+	lease    int64  // leaseArg in nanoseconds
 	watchdog bool   // renewed by the watchdog (taken without an explicit lease)
-	lastSet  int64  // monotonic-ish nanoseconds (Client.now) when the lease was last set
+	// lastSet is the watchdog's schedule (Client.now): when the lease was last set or a renewal
+	// last sent. It says when to renew, never whether the lease is still live: see expires.
+	lastSet int64
+	// expires is the confirmed lease (Client.now): the send time of the last call that set the
+	// lease and whose reply confirmed it, plus the lease it set. Redis ran the call after it was
+	// sent, so the key lives at least until then (clock drift aside); a call that failed or whose
+	// reply was lost moves nothing. Hand-overs trust this and nothing else (leaseSafe).
+	expires int64
+	// setAt is the send time of the call that last moved expires: a reply that comes back late
+	// from an earlier call does not overwrite what a later one set.
+	setAt int64
 	// renewer is how the watchdog renews this hold when the plain lock renewal does not fit
 	// (read-write locks); nil for a hash at the table key renewed by renewScript.
 	renewer *renewer
@@ -56,42 +66,62 @@ func (t *holdTable) shard(name string) *holdShard {
 	return &t.shards[maphash.String(t.seed, name)%holdShards]
 }
 
-// acquired records that owner's field now holds name in Redis (once more, if it held it).
-func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease time.Duration, watchdog bool, now int64) {
-	t.acquiredField(name, owner, owner.field, leaseArg, lease, watchdog, now)
+// acquired records that owner's field now holds name in Redis (once more, if it held it). sent
+// is when the granting call was sent (Client.now): the lease runs from no earlier than that.
+func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease time.Duration, watchdog bool, sent int64) {
+	t.acquiredField(name, owner, owner.field, leaseArg, lease, watchdog, sent)
+}
+
+// setLease records that a call sent at sent set h's lease in Redis to lease (PEXPIRE: it
+// replaces a longer one), unless a call sent later already set it. The shard's mutex is held.
+func (h *hold) setLease(sent int64, lease time.Duration) {
+	if sent >= h.setAt {
+		h.expires, h.setAt = sent+int64(lease), sent
+	}
 }
 
 // acquiredField is acquired where owner holds name through field, which is not owner's own after
 // a hand-over (cohort.go): a reentrant grant counts up the record, which keeps its field.
-func (t *holdTable) acquiredField(name string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, now int64) {
+func (t *holdTable) acquiredField(name string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, sent int64) {
 	s := t.shard(name)
 	s.mu.Lock()
 	h := s.m[name]
 	if h != nil && h.owner == owner {
 		h.count++
-		h.lastSet = now
+		h.lastSet = sent
+		h.setLease(sent, lease)
 		s.mu.Unlock()
 		return
 	}
 	// Either new, or a stale record of a previous local holder whose unlock reply has not been
 	// processed yet: Redis just granted the lock to owner, so the record is owner's now.
-	s.m[name] = &hold{owner: owner, field: field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now}
+	s.m[name] = newHold(owner, field, leaseArg, lease, watchdog, sent)
 	s.mu.Unlock()
+}
+
+// newHold is the record of a first hold granted by a call sent at sent.
+func newHold(owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, sent int64) *hold {
+	return &hold{owner: owner, field: field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog,
+		lastSet: sent, expires: sent + int64(lease), setAt: sent}
 }
 
 // acquiredWith is acquired for a hold stored under a table key of its own (not the lock name),
 // written in Redis as field, and renewed by rn: the holds of read-write locks, where several
 // local owners hold one lock at once and each hold kind renews differently.
-func (t *holdTable) acquiredWith(key string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, now int64, rn *renewer) {
+// The read-write scripts only ever extend a TTL on acquisition, so expires only grows here.
+func (t *holdTable) acquiredWith(key string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, sent int64, rn *renewer) {
 	s := t.shard(key)
 	s.mu.Lock()
 	if h := s.m[key]; h != nil && h.owner == owner {
 		h.count++
-		h.lastSet = now
+		h.lastSet = sent
+		h.expires = max(h.expires, sent+int64(lease))
 		s.mu.Unlock()
 		return
 	}
-	s.m[key] = &hold{owner: owner, field: field, count: 1, leaseArg: leaseArg, lease: int64(lease), watchdog: watchdog, lastSet: now, renewer: rn}
+	h := newHold(owner, field, leaseArg, lease, watchdog, sent)
+	h.renewer = rn
+	s.m[key] = h
 	s.mu.Unlock()
 }
 
@@ -131,8 +161,8 @@ func (t *holdTable) lookup(name string, owner Owner) (h *hold, field, leaseArg s
 }
 
 // released settles h after an unlock: gone is true when Redis no longer holds it for us. A
-// partial unlock set the lease again (PEXPIRE) at now, so the record's clock follows.
-func (t *holdTable) released(name string, h *hold, gone bool, now int64) {
+// partial unlock sent at sent set the lease again (PEXPIRE), so the record's clocks follow.
+func (t *holdTable) released(name string, h *hold, gone bool, sent int64) {
 	if h == nil {
 		return
 	}
@@ -143,7 +173,8 @@ func (t *holdTable) released(name string, h *hold, gone bool, now int64) {
 			delete(s.m, name)
 		} else if h.count > 1 {
 			h.count--
-			h.lastSet = now
+			h.lastSet = sent
+			h.setLease(sent, time.Duration(h.lease))
 		}
 	}
 	s.mu.Unlock()
@@ -155,7 +186,9 @@ type renewal struct {
 	h        *hold
 	field    string
 	leaseArg string
-	renewer  *renewer // nil: renewScript on the lock at name
+	lease    time.Duration // leaseArg's
+	sent     int64         // when the renewal went out (Client.now), for the confirmed lease
+	renewer  *renewer      // nil: renewScript on the lock at name
 }
 
 // due appends the watchdog holds whose lease was set at or before cutoff, and marks them set at
@@ -167,14 +200,14 @@ func (t *holdTable) due(dst []renewal, cutoff, now int64) []renewal {
 		s.mu.Lock()
 		for name, h := range s.m {
 			if !h.watchdog {
-				if now-h.lastSet > h.lease {
+				if now > h.expires && now-h.lastSet > h.lease {
 					delete(s.m, name)
 				}
 				continue
 			}
 			if h.lastSet <= cutoff {
 				h.lastSet = now
-				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg, renewer: h.renewer})
+				dst = append(dst, renewal{name: name, h: h, field: h.field, leaseArg: h.leaseArg, lease: time.Duration(h.lease), sent: now, renewer: h.renewer})
 			}
 		}
 		s.mu.Unlock()
@@ -202,6 +235,38 @@ func (t *holdTable) len() int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// lent reports whether name is held in this Client through field by an owner other than owner:
+// the field of the owner that took the lock through Redis, lent to the owner it was handed to.
+// Redis cannot tell the two apart, so an attempt by owner with that field, through any lock kind,
+// would be taken as re-entry and let two holders in.
+func (t *holdTable) lent(name string, owner Owner, field string) bool {
+	s := t.shard(name)
+	s.mu.Lock()
+	h := s.m[name]
+	lent := h != nil && h.field == field && h.owner != owner
+	s.mu.Unlock()
+	return lent
+}
+
+// counts reports whether the table has a hold of name through field, whoever holds it now.
+func (t *holdTable) counts(name, field string) bool {
+	s := t.shard(name)
+	s.mu.Lock()
+	h := s.m[name]
+	s.mu.Unlock()
+	return h != nil && h.field == field
+}
+
+// renewedAt records that r's renewal, sent at r.sent, found the lock held and set its lease.
+func (t *holdTable) renewedAt(r renewal) {
+	s := t.shard(r.name)
+	s.mu.Lock()
+	if h := s.m[r.name]; h == r.h && h.field == r.field {
+		h.setLease(r.sent, r.lease)
+	}
+	s.mu.Unlock()
 }
 
 // retryRenewal makes h due again at the next watchdog tick after a failed renewal.

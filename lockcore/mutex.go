@@ -157,17 +157,25 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 // otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
 func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs) (int64, error) {
 	c := m.c
+	if ttl, refused := c.refuse(m.name, owner, field); refused {
+		return ttl, nil
+	}
 	c.stats.attempts.Add(1)
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
 	// must still learn whether it got the lock, or the lock would be left held with nobody to
 	// release it. rueidis' connection timeouts bound the wait on a dead server. Only a wait in
 	// the batch queue, before anything is sent, ends with ctx.
+	sent := c.now()
 	pttl, err := c.run(ctx, opLock, m.name, la.arg, field)
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			c.holds.acquiredField(m.name, owner, field, la.arg, la.d, la.watchdog, c.now())
+			if c.grantedLate(ctx, m.name, field, la, sent) {
+				return 1, nil
+			}
+			c.holds.acquiredField(m.name, owner, field, la.arg, la.d, la.watchdog, sent)
 			return -1, nil
 		}
+		c.attemptFailed(m.name, field, err)
 		return 0, fmt.Errorf("lockcore: lock %q: %w", m.name, err)
 	}
 	c.stats.failed.Add(1)
@@ -179,6 +187,55 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 		return 1, nil
 	default:
 		return 0, nil
+	}
+}
+
+// refuse reports whether an attempt by owner with field on name must not be sent, and the TTL
+// to wait before the next: while the field is in doubt (doubt.go), or lent to another local owner
+// by a hand-over (holdTable.lent). Every lock kind on the Redisson hash asks it first.
+func (c *Client) refuse(name string, owner Owner, field string) (int64, bool) {
+	if c.inDoubt(name, field) {
+		c.stats.refused.Add(1)
+		return int64(doubtRetryHint), true
+	}
+	if c.holds.lent(name, owner, field) {
+		c.stats.refused.Add(1)
+		c.stats.failed.Add(1)
+		return int64(c.opt.RetryFloor), true
+	}
+	return 0, false
+}
+
+// attemptFailed settles an attempt with field on name that got no answer: if no hold of the
+// table counts on the field, it may have been granted in Redis with nobody to release it, so the
+// field goes in doubt. A re-entry's field is counted by its hold: see doubt.go.
+func (c *Client) attemptFailed(name, field string, err error) {
+	if unknownOutcome(err) && !c.holds.counts(name, field) {
+		c.doubt(name, field)
+	}
+}
+
+// grantedLate reports whether a grant of field on name, sent at sent with lease la, came back
+// with its lease (nearly) over: as RedLock counts validity, a grant is worth nothing once the
+// lease less the time it took and the drift allowance is gone, and a caller told "held" then
+// could share the lock with the next holder. A first hold is then released and the attempt
+// counts as failed; a re-entry is left as granted, since the hold it re-enters stands or falls
+// with the same lease.
+func (c *Client) grantedLate(ctx context.Context, name, field string, la leaseArgs, sent int64) bool {
+	if c.now()-sent < int64(la.d)-leaseDrift(int64(la.d)) || c.holds.counts(name, field) {
+		return false
+	}
+	c.stats.failed.Add(1)
+	c.releaseGrant(ctx, name, field, la.arg)
+	return true
+}
+
+// releaseGrant releases one grant of field on name that no hold counts on (it came too late, or
+// its waiter gave up), as an unlock: one hold less, so a re-entry by the field's owner racing
+// with it keeps its own. If the answer is lost, the field goes in doubt.
+func (c *Client) releaseGrant(ctx context.Context, name, field, leaseArg string) {
+	if _, err := c.run(detach(ctx), opUnlock, name, leaseArg, field); unknownOutcome(err) {
+		c.doubt(name, field)
 	}
 }
 
@@ -203,16 +260,31 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	var n int64
 	var err error
-	if w != nil {
+	sent := c.now()
+	if w != nil && !r.free {
 		n, err = c.run(ctx, opPass, m.name, leaseArg, field, w.owner.field, w.la.arg, c.waiters.own(channelName(m.name)))
 	} else {
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
 	outcome := releasedGone
 	switch {
+	case unknownOutcome(err):
+		// It may or may not have run (and a pass may have granted w): the fields go in doubt
+		// before anyone gets a turn, so nobody attempts with them until they are cleared.
+		c.doubt(m.name, field)
+		if w != nil && !r.free {
+			c.doubt(m.name, w.owner.field)
+		}
 	case err != nil:
 	case n == 0:
 		outcome = releasedPartial
+		if h == nil || h.count <= 1 {
+			// Redis counts more holds of the field than the table did (a re-entry or a pass
+			// whose reply was lost, then taken again): nobody holds the rest, so the lock
+			// would outlive every holder. Clear it.
+			c.doubt(m.name, field)
+			outcome = releasedGone
+		}
 	case n == 2:
 		outcome = releasedPassed
 	case n == 1 && w != nil:
@@ -220,7 +292,9 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	// Whatever the outcome of a failed call, stop renewing, as Redisson does: a lock whose
 	// release failed must expire with its lease rather than be kept alive by this process.
-	c.settle(m.name, owner, h, w, outcome)
+	if orphan := c.settle(m.name, owner, h, w, outcome, sent); orphan != nil {
+		c.releaseGrant(ctx, m.name, orphan.owner.field, orphan.la.arg)
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if h != nil {

@@ -77,8 +77,10 @@ type Options struct {
 	// DefaultHandoffLimit; negative: never hand over (strict mode: every release goes through
 	// Redis, still one script call per grant while nobody else waits).
 	HandoffLimit int
-	// HandoffWindow bounds how long a Mutex stays in this Client by hand-overs, counted from its
-	// last grant through Redis. Default DefaultHandoffWindow.
+	// HandoffWindow bounds how long a Mutex stays in this Client by hand-overs and passes,
+	// counted from its last grant while free in Redis; the release that ends the chain leaves the
+	// lock free. Default DefaultHandoffWindow, or LeaseTime/8 if that is shorter; at most
+	// LeaseTime/4.
 	HandoffWindow time.Duration
 	// HandoffYield is how long the next local waiter holds back after a release that Redis
 	// reports other clients subscribed to hear, before its own attempt, so that one of them gets
@@ -86,6 +88,11 @@ type Options struct {
 	// DefaultHandoffYield; negative: no hold-back.
 	HandoffYield time.Duration
 }
+
+// maxWindowShare bounds HandoffWindow to LeaseTime/maxWindowShare. Hand-overs never rely on it
+// for safety (each one checks the confirmed lease), but a window near the lease would let a
+// chain run on a lease that renewals are failing to extend, up to the lease check alone.
+const maxWindowShare = 4
 
 func (o *Options) fill() error {
 	if o.LeaseTime == 0 {
@@ -110,10 +117,13 @@ func (o *Options) fill() error {
 		o.HandoffLimit = DefaultHandoffLimit
 	}
 	if o.HandoffWindow == 0 {
-		o.HandoffWindow = DefaultHandoffWindow
+		o.HandoffWindow = min(DefaultHandoffWindow, o.LeaseTime/maxWindowShare/2)
 	}
 	if o.HandoffWindow < 0 {
 		return fmt.Errorf("lockcore: HandoffWindow %v must not be negative", o.HandoffWindow)
+	}
+	if o.HandoffWindow > o.LeaseTime/maxWindowShare {
+		return fmt.Errorf("lockcore: HandoffWindow %v is over a quarter of LeaseTime %v: a chain of hand-overs that long would outlast the lease it was granted under; shorten the window or lengthen the lease", o.HandoffWindow, o.LeaseTime)
 	}
 	if o.HandoffYield == 0 {
 		o.HandoffYield = DefaultHandoffYield

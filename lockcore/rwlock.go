@@ -120,6 +120,7 @@ func (rw *RWMutex) try(ctx context.Context, owner Owner, write bool, leaseArg st
 	timeouts := rw.timeoutPrefix(readField)
 	var res rueidis.RedisResult
 	// Detached for the reason Mutex.try gives: a sent attempt must learn its outcome.
+	sent := c.now()
 	if write {
 		res = rwWriteLockScript.exec(detach(ctx), c.rdb, []string{rw.name, timeouts}, []string{leaseArg, writeField, readField})
 	} else {
@@ -129,10 +130,10 @@ func (rw *RWMutex) try(ctx context.Context, owner Owner, write bool, leaseArg st
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if write {
-				c.holds.acquiredWith(rw.holdKey(writeField), owner, writeField, leaseArg, lease, watchdog, c.now(),
+				c.holds.acquiredWith(rw.holdKey(writeField), owner, writeField, leaseArg, lease, watchdog, sent,
 					&renewer{script: rwWriteRenewScript, keys: []string{rw.name}})
 			} else {
-				c.holds.acquiredWith(rw.holdKey(readField), owner, readField, leaseArg, lease, watchdog, c.now(),
+				c.holds.acquiredWith(rw.holdKey(readField), owner, readField, leaseArg, lease, watchdog, sent,
 					&renewer{script: rwReadRenewScript, keys: []string{rw.name, timeouts}})
 			}
 			return -1, nil

@@ -13,11 +13,13 @@ package lockcore
 // "redisson_rwlock:{name}": "0" when a read release frees the lock, "1" (wake every waiter) when
 // a write release does, or leaves only read holds that waiting readers may now share.
 //
-// Where lockcore departs from Redisson, it is in what a script refuses, never in the layout:
-// unlocking a lock that does not exist is "not held" (nil), not a success; a reader asking for
-// the write lock gets -3 instead of waiting for itself forever; TTLs are only ever extended by
-// an acquisition or renewal (max of the current TTL and the lease), so one hold's short lease
-// cannot cut another hold's longer one in the shared hash.
+// Where lockcore departs from Redisson, it is in what a script refuses, never in the layout: a
+// lock hash without "mode" (a Mutex, FairMutex or FencedMutex of the same name) is taken, not
+// joined (Redisson's read and write scripts would add "mode" to it and grant, letting two lock
+// kinds hold one name at once); unlocking a lock that does not exist is "not held" (nil), not a
+// success; a reader asking for the write lock gets -3 instead of waiting for itself forever;
+// TTLs are only ever extended by an acquisition or renewal (max of the current TTL and the
+// lease), so one hold's short lease cannot cut another hold's longer one in the shared hash.
 
 // rwReadLockScript takes or re-enters a read hold.
 // KEYS[1] lock, KEYS[2] the reader's timeout key prefix "{name}:<field>:rwlock_timeout";
@@ -28,6 +30,9 @@ package lockcore
 var rwReadLockScript = newScript(`
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
+  if redis.call('exists', KEYS[1]) == 1 then
+    return redis.call('pttl', KEYS[1])
+  end
   redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
   redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1])
   redis.call('pexpire', KEYS[1], ARGV[1])
@@ -57,6 +62,9 @@ return redis.call('pttl', KEYS[1])`)
 var rwWriteLockScript = newScript(`
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
+  if redis.call('exists', KEYS[1]) == 1 then
+    return redis.call('pttl', KEYS[1])
+  end
   redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil

@@ -116,7 +116,9 @@ func (c *Client) renewed(r renewal, n int64, err error) {
 	c.renewals.Add(1)
 	if n == 0 {
 		c.holds.lost(r.name, r.h)
+		return
 	}
+	c.holds.renewedAt(r)
 }
 
 // now is the clock for lease bookkeeping: monotonic, so wall-clock jumps do not skip renewals.

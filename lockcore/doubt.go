@@ -1,0 +1,194 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Calls of unknown outcome.
+//
+// A lock call whose reply is lost (a timeout, a connection reset, a partition) may or may not
+// have run in Redis. Assuming either way is unsafe or leaks: taken as "not run", a release that
+// did run is fine but a grant that did run is a lock nobody renews or releases (the key stays
+// for its whole lease, 30 s by default); taken as "run", a release that did not run leaves the
+// lock held for its lease, and the owner's next attempt with the same field re-enters it in
+// Redis (a count of 2 there, 1 in the table), after which its Unlock leaves it held and the
+// watchdog renews it forever.
+//
+// So a hash field whose last call's outcome is unknown, and that no hold of this Client counts
+// on any more (the caller was told the call failed), is put in doubt: no lock attempt of this
+// Client is sent with that field on that lock until the resolver has read the hash and cleared
+// the field if it is there (one script: HDEL the field; if that empties the lock, PUBLISH the
+// unlock message, so waiters anywhere wake). The resolver retries until Redis answers, at most
+// doubtRetryMax apart, so a lock left by a lost reply is freed within that of the network
+// healing, not after its lease.
+//
+// Holds the table still counts are never put in doubt: a lost reply on a re-entry or a partial
+// release can only leave Redis counting more holds than the table, and the Unlock that takes the
+// table to zero finds that out (Redis answers "holds remain") and puts the field in doubt then.
+
+const (
+	doubtRetryMin = 10 * time.Millisecond
+	doubtRetryMax = 200 * time.Millisecond
+	// doubtRetryHint is how long a refused attempt tells its waiter to sleep at most before it
+	// tries again (the resolver also publishes when it frees a lock, which wakes it sooner).
+	doubtRetryHint = 50 * time.Millisecond
+)
+
+// clearFieldScript removes one field of a lock and, if that frees the lock, announces it as an
+// unlock does.
+// KEYS[1] lock, KEYS[2] unlock channel; ARGV[1] field, ARGV[2] publish command, ARGV[3] unlock
+// message. Returns 1 when the field was there, 0 when not.
+var clearFieldScript = newScript(`
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('hdel', KEYS[1], ARGV[1])
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call(ARGV[2], KEYS[2], ARGV[3])
+end
+return 1`)
+
+type doubtKey struct{ name, field string }
+
+// doubtSet is the fields in doubt and the resolver's wake-up.
+type doubtSet struct {
+	mu   sync.Mutex
+	m    map[doubtKey]struct{}
+	n    atomic.Int32 // len(m), read without the mutex on the hot path
+	wake chan struct{}
+}
+
+func (d *doubtSet) init() {
+	d.m = make(map[doubtKey]struct{})
+	d.wake = make(chan struct{}, 1)
+}
+
+// inDoubt reports whether field of lock name is in doubt.
+func (c *Client) inDoubt(name, field string) bool {
+	if c.doubts.n.Load() == 0 {
+		return false
+	}
+	c.doubts.mu.Lock()
+	_, ok := c.doubts.m[doubtKey{name, field}]
+	c.doubts.mu.Unlock()
+	return ok
+}
+
+// doubt puts field of lock name in doubt and wakes the resolver.
+func (c *Client) doubt(name, field string) {
+	c.stats.doubts.Add(1)
+	c.doubts.mu.Lock()
+	if _, ok := c.doubts.m[doubtKey{name, field}]; !ok {
+		c.doubts.m[doubtKey{name, field}] = struct{}{}
+		c.doubts.n.Add(1)
+	}
+	c.doubts.mu.Unlock()
+	select {
+	case c.doubts.wake <- struct{}{}:
+	default:
+	}
+}
+
+// unknownOutcome reports whether err leaves it unknown whether a call ran: anything but a reply
+// from Redis (an error reply, nil included, is an answer) and a wait that ended before the call
+// was sent (the batch queue returns ctx's error then).
+func unknownOutcome(err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := rueidis.IsRedisErr(err); ok {
+		return false
+	}
+	// A connection that could not be made carried nothing.
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	// Calls are sent detached from the caller's ctx (see Mutex.try), so a context error can only
+	// come from a wait before sending; rueidis' own timeouts report os.ErrDeadlineExceeded.
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// resolver clears the fields in doubt, retrying with back-off until each is resolved.
+func (c *Client) resolver() {
+	defer c.bg.Done()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.doubts.wake:
+		}
+		backoff := doubtRetryMin
+		for c.doubts.n.Load() > 0 {
+			if c.resolveDoubts() {
+				break
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, doubtRetryMax)
+		}
+	}
+}
+
+// resolveDoubts makes one pass over the fields in doubt, pipelined; it reports whether none is
+// left.
+func (c *Client) resolveDoubts() bool {
+	c.doubts.mu.Lock()
+	keys := make([]doubtKey, 0, len(c.doubts.m))
+	for k := range c.doubts.m {
+		keys = append(keys, k)
+	}
+	c.doubts.mu.Unlock()
+	// A field the table counts a hold on again is not cleared: that hold is real (a doubt only
+	// ever covers fields no hold counts on, so this is a safeguard), and a surplus beyond it is
+	// found by its Unlock.
+	live := keys[:0]
+	for _, k := range keys {
+		if c.holds.counts(k.name, k.field) {
+			c.doubts.mu.Lock()
+			delete(c.doubts.m, k)
+			c.doubts.n.Add(-1)
+			c.doubts.mu.Unlock()
+			continue
+		}
+		live = append(live, k)
+	}
+	keys = live
+	calls := make([]scriptCall, 0, len(keys))
+	scripts := make([]*script, 0, len(keys))
+	for _, k := range keys {
+		calls = append(calls, scriptCall{
+			keys: []string{k.name, channelName(k.name)},
+			args: []string{k.field, c.publishCmd, unlockMessage},
+		})
+		scripts = append(scripts, clearFieldScript)
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, time.Second)
+	defer cancel()
+	res := execScripts(ctx, c.rdb, scripts, calls)
+	c.doubts.mu.Lock()
+	defer c.doubts.mu.Unlock()
+	for i, k := range keys {
+		if _, err := res[i].AsInt64(); err != nil && unknownOutcome(err) {
+			continue
+		}
+		// Cleared, or not there: either way no grant of this field is left that nobody holds.
+		// (An error reply, such as a key of another type, cannot be cleared by retrying.)
+		delete(c.doubts.m, k)
+		c.doubts.n.Add(-1)
+		c.stats.resolved.Add(1)
+	}
+	return len(c.doubts.m) == 0
+}
