@@ -25,8 +25,8 @@ type lockcoreTuning struct {
 var lockcoreOptions = []Option{
 	{"handoff", "hand-overs in a row inside the process before a release goes through Redis (default " +
 		strconv.Itoa(lockcore.DefaultHandoffLimit) + "; 0: strict, every release through Redis)"},
-	{"handoff_window", "longest a lock stays in the process by hand-overs (default " + lockcore.DefaultHandoffWindow.String() + ")"},
-	{"yield", "how long the next local waiter holds back after a release others heard (default " +
+	{"handoff_window", "longest a lock stays in the process by hand-overs and passes before a release leaves it free in Redis (default " + lockcore.DefaultHandoffWindow.String() + ", or an eighth of the watchdog lease if shorter; at most a quarter of it)"},
+	{"yield", "how long the next local waiter holds back after a release that left the lock free (default " +
 		lockcore.DefaultHandoffYield.String() + "; 0: none)"},
 	{"queue", "on|off: the local waiter queue; off: every goroutine attempts on its own, as before (default on)"},
 	{"watchdog", "lease of locks taken without --lease, renewed by the watchdog every third of it (default " +
@@ -105,6 +105,11 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			return nil, fmt.Errorf("%w: lockcore option %s=%s: %v", ErrBadOption, k, v, err)
 		}
 	}
+	// lockcore.New would refuse it too, but only once the run connects; say it now, in the
+	// option's own terms.
+	if lease := t.lease(); t.handoffWindow > lease/4 {
+		return nil, fmt.Errorf("%w: lockcore option handoff_window=%v: at most a quarter of the watchdog lease (%v), or a chain of hand-overs could outlast the lease it was granted under; lengthen it with watchdog=", ErrBadOption, t.handoffWindow, lease)
+	}
 	return LockcoreDriver{spec: spec, tune: t}, nil
 }
 
@@ -120,6 +125,22 @@ func parseOff(v string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("want on or off")
+}
+
+// lease is the watchdog lease the tuning gives.
+func (t lockcoreTuning) lease() time.Duration {
+	if t.watchdogLease > 0 {
+		return t.watchdogLease
+	}
+	return lockcore.DefaultLeaseTime
+}
+
+// window is the hand-over window the tuning gives, as lockcore.Options fills it in.
+func (t lockcoreTuning) window() time.Duration {
+	if t.handoffWindow > 0 {
+		return t.handoffWindow
+	}
+	return min(lockcore.DefaultHandoffWindow, t.lease()/8)
 }
 
 // apply sets the tuning in opt.
@@ -162,24 +183,22 @@ func (t lockcoreTuning) describe(s map[string]string) {
 		return
 	}
 	s["local_queue"] = "on: one attempt in flight per lock, FIFO local waiters"
-	limit, window, yield := t.handoffLimit, t.handoffWindow, t.yield
+	limit, window, yield := t.handoffLimit, t.window(), t.yield
 	if limit == 0 {
 		limit = lockcore.DefaultHandoffLimit
-	}
-	if window == 0 {
-		window = lockcore.DefaultHandoffWindow
 	}
 	if yield == 0 {
 		yield = lockcore.DefaultHandoffYield
 	}
 	if limit < 0 {
-		s["handoff"] = "0 (strict: every release through Redis; a release with a local waiter grants it in the same script when nobody else listens)"
+		s["handoff"] = fmt.Sprintf("0 (strict: every release through Redis; a release with a local waiter grants it in the same script when nobody else listens, for up to %v since the lock was last free)", window)
 	} else {
-		s["handoff"] = fmt.Sprintf("up to %d in a row inside the process, within %v of the Redis grant", limit, window)
+		s["handoff"] = fmt.Sprintf("up to %d in a row inside the process, within %v since the lock was last free in Redis, each only while the confirmed lease is safely ahead", limit, window)
 	}
+	s["handoff_chain_end"] = "the release that ends a chain leaves the lock free in Redis"
 	if yield < 0 {
 		s["handoff_yield"] = "none"
 	} else {
-		s["handoff_yield"] = yield.String() + " after a release other clients heard"
+		s["handoff_yield"] = yield.String() + " after a release that left the lock free (a chain's end, or other clients heard it)"
 	}
 }

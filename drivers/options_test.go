@@ -49,7 +49,8 @@ func TestParseDriverOptions(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
-		"lockcore:handoff_window=0s", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
+		"lockcore:handoff_window=0s", "lockcore:handoff_window=10s",
+		"lockcore:watchdog=1s:handoff_window=300ms", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
 		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
 		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {

@@ -42,6 +42,7 @@ func TestDispatchAndBadInput(t *testing.T) {
 		{[]string{"run", "--driver", "naive:handoff=0"}, exitUsage, `driver naive has no option "handoff"; naive takes retries`},
 		{[]string{"run", "--driver", "redsync:retries=0"}, exitUsage, "redsync takes no options"},
 		{[]string{"run", "--driver", "lockcore:handoff_window=0s"}, exitUsage, "must be positive"},
+		{[]string{"run", "--driver", "lockcore:watchdog=40ms:handoff_window=20ms"}, exitUsage, "at most a quarter of the watchdog lease"},
 		{[]string{"run", "--driver", "lockcore:yield=soon"}, exitUsage, "yield=soon: want a duration with a unit"},
 		{[]string{"run", "--workload", "nope"}, exitUsage, `unknown workload "nope"`},
 		{[]string{"run", "--key-dist", "gauss"}, exitUsage, "key distribution"},
