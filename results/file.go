@@ -65,6 +65,9 @@ type Topology struct {
 	Provider   string         `json:"provider"`
 	MasterName string         `json:"master_name,omitempty"`
 	Nodes      []TopologyNode `json:"nodes"`
+	// Connection describes how lockbench connected to an attached deployment: TLS, the
+	// ACL user, whether a password was sent (never the password).
+	Connection map[string]string `json:"connection,omitempty"`
 }
 
 // TopologyNode is one server of a Topology. It is a plain value and safe for
