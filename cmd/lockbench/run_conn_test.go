@@ -215,3 +215,112 @@ func tlsTrusting(t *testing.T, ca *conntest.CA) *tls.Config {
 	pool.AppendCertsFromPEM(pem)
 	return &tls.Config{RootCAs: pool}
 }
+
+// aclSetUser runs ACL SETUSER on the node at addr (plaintext, default user).
+func aclSetUser(t *testing.T, addr string, rule ...string) {
+	t.Helper()
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true, AlwaysRESP2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Do(context.Background(), c.B().Arbitrary("ACL", "SETUSER").Args(rule...).Build()).Error(); err != nil {
+		t.Fatalf("ACL SETUSER on %s: %v", addr, err)
+	}
+}
+
+// Sentinel's own credentials are separate from the master's: each reaches the servers it is for.
+func TestRunSentinelWithSeparateCredentials(t *testing.T) {
+	s := redistest.NewSentinel(t)
+	const sentinelPassword = "Sp-6c0e-sentinel-secret"
+	for _, addr := range s.Addrs() {
+		aclSetUser(t, addr, "watcher", "on", ">"+sentinelPassword, "+@all")
+	}
+	for _, n := range s.Describe().Nodes {
+		if n.Role != compose.RoleSentinel {
+			aclSetUser(t, n.Addr, connTestUser, "on", ">"+connTestPassword, "~*", "&*", "+@all")
+		}
+	}
+	pw := conntest.PasswordFile(t, connTestPassword)
+	spw := conntest.PasswordFile(t, sentinelPassword)
+	base := []string{"run", "--topology", "sentinel", "--addr", strings.Join(s.Addrs(), ","), "--user", connTestUser, "--password-file", pw, "--sentinel-user", "watcher"}
+
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, append(base, "--sentinel-password-file", spw, "--driver", "lockcore,redsync,naive",
+		"--concurrency", "2", "--keys", "10", "--duration", "500ms", "--warmup", "0s", "--out", dir)...)
+	code, _ := finish(t, cmd, errb)
+	stdout := cmd.Stdout.(*bytes.Buffer).String()
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errb)
+	}
+	f := readResult(t, dir)
+	for _, r := range f.Runs {
+		if r.ThroughputPerS <= 0 || r.Violations != 0 || r.Errors != 0 {
+			t.Errorf("%s: throughput %v, violations %d, errors %d", r.Driver, r.ThroughputPerS, r.Violations, r.Errors)
+		}
+	}
+	if len(f.Runs) != 3 || f.Topology.Connection["sentinel_auth"] != "user watcher, password" {
+		t.Errorf("%d runs, connection %v", len(f.Runs), f.Topology.Connection)
+	}
+	assertNoPassword(t, dir, map[string]string{"stdout": stdout, "stderr": errb.String()})
+	if strings.Contains(stdout+errb.String(), sentinelPassword) {
+		t.Error("the sentinel password is in the output")
+	}
+
+	// The master's password given as the sentinels' is refused by the sentinels, and the reverse
+	// by the master: each goes only where it belongs.
+	for name, files := range map[string][2]string{"sentinel": {pw, pw}, "master": {spw, spw}} {
+		var out, eb bytes.Buffer
+		code := dispatch([]string{"run", "--topology", "sentinel", "--addr", strings.Join(s.Addrs(), ","),
+			"--user", connTestUser, "--password-file", files[0], "--sentinel-user", "watcher", "--sentinel-password-file", files[1],
+			"--duration", "1s", "--no-results"}, &out, &eb)
+		if code != exitUsage || !strings.Contains(eb.String(), "WRONGPASS") {
+			t.Errorf("wrong %s password: exit %d, stderr %q; want %d and WRONGPASS", name, code, eb.String(), exitUsage)
+		}
+	}
+}
+
+// A unix:// socket reaches every driver and lockbench's own connections.
+func TestRunOverUnixSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "r.sock")
+	redistest.NewServer(t, "--unixsocket", sock, "--unixsocketperm", "700")
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	all := "lockcore,redisson,redsync,redislock,rueidislock,naive"
+	cmd := lockbench(t, errb, "run", "--addr", "unix://"+sock, "--driver", all, "--concurrency", "2", "--keys", "10",
+		"--duration", "300ms", "--warmup", "0s", "--out", dir)
+	code, _ := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, cmd.Stdout, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 6 {
+		t.Fatalf("%d runs, skipped %+v", len(f.Runs), f.Skipped)
+	}
+	for _, r := range f.Runs {
+		if r.ThroughputPerS <= 0 || r.Violations != 0 || r.Errors != 0 {
+			t.Errorf("%s: throughput %v, violations %d, errors %d", r.Driver, r.ThroughputPerS, r.Violations, r.Errors)
+		}
+	}
+	if f.Topology.Nodes[0].Addr != sock || f.Topology.Connection["transport"] != "unix socket" {
+		t.Errorf("topology %+v", f.Topology)
+	}
+}
+
+// TLS goes over --net's proxies: lockbench dials the proxy and does the handshake itself.
+func TestRunTLSThroughNet(t *testing.T) {
+	srv, ca := secureServer(t)
+	pw := conntest.PasswordFile(t, connTestPassword)
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--addr", "rediss://"+connTestUser+"@"+srv.Addr(), "--tls-ca-file", ca.CertFile, "--password-file", pw,
+		"--net", "latency=100us", "--driver", "lockcore,redislock", "--concurrency", "2", "--keys", "10",
+		"--duration", "300ms", "--warmup", "0s", "--no-results")
+	code, _ := finish(t, cmd, errb)
+	if code != exitOK || !strings.Contains(errb.String(), "client connections went through") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, cmd.Stdout, errb)
+	}
+	if out := cmd.Stdout.(*bytes.Buffer).String(); !strings.Contains(out, "lockcore") || !strings.Contains(out, "redislock") {
+		t.Errorf("summary lacks a driver:\n%s", out)
+	}
+}
