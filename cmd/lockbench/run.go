@@ -423,6 +423,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
+	file.Deployment = tgt.deployment(ctx, f.cfg.Concurrency)
+	if tgt.provider == providerAttached { // the private servers lockbench starts are not for keeping locks
+		for _, w := range file.Deployment.Warnings {
+			ui.line("warning: %s", w)
+		}
+	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
 	r := &runner{f: f, tgt: tgt, ui: ui, file: file}
 	r.runAll(ctx)

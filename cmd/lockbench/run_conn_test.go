@@ -103,6 +103,9 @@ func TestRunAgainstTLSWithACLUser(t *testing.T) {
 	if c := f.Topology.Connection; c["auth"] != "user bench, password" || !strings.Contains(c["tls"], "CA "+ca.CertFile) {
 		t.Errorf("result's connection = %v", c)
 	}
+	if d := f.Deployment; d == nil || len(d.Nodes) != 1 || d.Nodes[0].Version == "" || d.Nodes[0].PingRTTMinUS <= 0 || d.Nodes[0].MaxClients <= 0 {
+		t.Errorf("result's deployment = %+v", d)
+	}
 	if !strings.Contains(errb.String(), "rediss://bench@"+srv.Addr()) {
 		t.Errorf("stderr does not name the deployment as given:\n%s", errb)
 	}
@@ -322,5 +325,34 @@ func TestRunTLSThroughNet(t *testing.T) {
 	}
 	if out := cmd.Stdout.(*bytes.Buffer).String(); !strings.Contains(out, "lockcore") || !strings.Contains(out, "redislock") {
 		t.Errorf("summary lacks a driver:\n%s", out)
+	}
+}
+
+// lockbench check: the preflight, over TLS with an ACL user, with the warnings a lock
+// deployment deserves.
+func TestCheckWarnsAboutEvictionAndPersistence(t *testing.T) {
+	ca := conntest.NewCA(t, "lockbench test CA")
+	cert, key := ca.Issue(t, conntest.Cert{})
+	srv := redistest.NewTLSServer(t, compose.NativeTLS{CertFile: cert, KeyFile: key, CAFile: ca.CertFile},
+		append(aclUserArgs(), "--maxmemory", "10mb", "--maxmemory-policy", "allkeys-lru", "--appendonly", "yes", "--appendfsync", "everysec")...)
+	pw := conntest.PasswordFile(t, connTestPassword)
+	var out, errb bytes.Buffer
+	code := dispatch([]string{"check", "--addr", "rediss://" + connTestUser + "@" + srv.Addr(), "--tls-ca-file", ca.CertFile, "--password-file", pw}, &out, &errb)
+	all := out.String() + errb.String()
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, all)
+	}
+	for _, want := range []string{"single deployment at rediss://bench@", "Redis 7", "policy allkeys-lru", "AOF (appendfsync everysec)", "PING RTT",
+		"warning: " + srv.Addr() + ": maxmemory-policy allkeys-lru", "appendfsync everysec: a crash can lose"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks %q:\n%s", want, all)
+		}
+	}
+	assertNoPassword(t, "", map[string]string{"output": all})
+
+	code = dispatch([]string{"check", "--addr", "rediss://" + connTestUser + "@" + srv.Addr(), "--tls-ca-file", ca.CertFile,
+		"--password-file", conntest.PasswordFile(t, "wrong")}, &out, &errb)
+	if code != exitUsage {
+		t.Errorf("check with a wrong password: exit %d, want %d", code, exitUsage)
 	}
 }

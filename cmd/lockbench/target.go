@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/netem"
+	"github.com/lockbench/lockbench/preflight"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
@@ -267,4 +268,22 @@ func (t *target) close() {
 		t.net.Close()
 	}
 	t.topo.Close()
+}
+
+// deployment runs the preflight on every data node (package preflight); a node that does not
+// answer is left out, with a warning.
+func (t *target) deployment(ctx context.Context, concurrency int) *results.Deployment {
+	d := &results.Deployment{Nodes: []results.DeploymentNode{}}
+	for _, n := range t.nodes {
+		ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+		node, err := preflight.Inspect(ctx, n.c, n.addr, n.role)
+		cancel()
+		if err != nil {
+			d.Warnings = append(d.Warnings, t.conn.Redact(err.Error()))
+			continue
+		}
+		d.Nodes = append(d.Nodes, node)
+	}
+	d.Warnings = append(d.Warnings, preflight.Warnings(d.Nodes, t.spec.Kind, concurrency)...)
+	return d
 }
