@@ -32,6 +32,8 @@ type adminConns struct {
 	mu      sync.Mutex
 	clients map[string]rueidis.Client
 	closed  bool
+	// apply, if set, adds credentials and TLS to every connection's options (see conn).
+	apply func(*rueidis.ClientOption)
 }
 
 func newAdminConns() *adminConns {
@@ -64,7 +66,7 @@ func (a *adminConns) client(ctx context.Context, addr string) (rueidis.Client, e
 	if timeout <= 0 {
 		return nil, context.DeadlineExceeded
 	}
-	c, err := rueidis.NewClient(rueidis.ClientOption{
+	opt := rueidis.ClientOption{
 		InitAddress:       []string{addr},
 		ForceSingleClient: true, // talk to this node only, whatever it is
 		DisableCache:      true,
@@ -73,7 +75,11 @@ func (a *adminConns) client(ctx context.Context, addr string) (rueidis.Client, e
 		ClientSetInfo:     rueidis.DisableClientSetInfo, // Redis < 7.2 and sentinels lack it
 		Dialer:            net.Dialer{Timeout: timeout},
 		ConnWriteTimeout:  adminTimeout,
-	})
+	}
+	if a.apply != nil {
+		a.apply(&opt)
+	}
+	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, err
 	}

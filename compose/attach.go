@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/lockbench/lockbench/conn"
+	"github.com/redis/rueidis"
 )
 
 // ErrTopologyMismatch is wrapped by Attach's errors when a deployment answers but is not what
@@ -28,6 +31,7 @@ type Attached struct {
 	addrs []string
 	desc  Description // as Attach found it
 	admin *adminConns
+	conn  *conn.Settings // nil: plaintext, no credentials
 }
 
 var _ Topology = (*Attached)(nil)
@@ -44,10 +48,30 @@ var _ Topology = (*Attached)(nil)
 // ErrUnreachable for an address that does not answer and ErrTopologyMismatch for a deployment of
 // another shape. Attach is safe for concurrent use.
 func Attach(ctx context.Context, spec Spec, addrs []string) (Topology, error) {
-	if err := checkAttachInput(spec, addrs); err != nil {
+	return attach(ctx, spec, addrs, nil)
+}
+
+// AttachWith is Attach to the addresses of c, connecting as c says: its credentials (the
+// sentinels' own for a sentinel deployment's sentinels), database and TLS; Unix sockets for
+// single and masters. A refused password or user wraps conn.ErrAuth, a failed TLS handshake
+// conn.ErrTLS, each saying what to change; neither wraps ErrUnreachable. It is safe for
+// concurrent use.
+func AttachWith(ctx context.Context, spec Spec, c *conn.Settings) (Topology, error) {
+	return attach(ctx, spec, c.Addrs(), c)
+}
+
+func attach(ctx context.Context, spec Spec, addrs []string, c *conn.Settings) (Topology, error) {
+	if err := checkAttachInput(spec, addrs, c.Unix()); err != nil {
 		return nil, err
 	}
-	a := &Attached{spec: spec, addrs: slices.Clone(addrs), admin: newAdminConns()}
+	a := &Attached{spec: spec, addrs: slices.Clone(addrs), admin: newAdminConns(), conn: c}
+	if c != nil {
+		if spec.Kind == KindSentinel {
+			a.admin.apply = func(o *rueidis.ClientOption) { c.RueidisSentinel(o, nil) }
+		} else {
+			a.admin.apply = func(o *rueidis.ClientOption) { c.Rueidis(o, nil) }
+		}
+	}
 	switch spec.Kind {
 	case KindSentinel:
 		a.spec.MasterName = spec.masterName()
@@ -62,7 +86,7 @@ func Attach(ctx context.Context, spec Spec, addrs []string) (Topology, error) {
 }
 
 // checkAttachInput checks what can be checked without the network.
-func checkAttachInput(spec Spec, addrs []string) error {
+func checkAttachInput(spec Spec, addrs []string, unix bool) error {
 	switch spec.Kind {
 	case KindSingle, KindCluster:
 	case KindSentinel:
@@ -81,6 +105,19 @@ func checkAttachInput(spec Spec, addrs []string) error {
 	}
 	seen := make(map[string]bool)
 	for _, addr := range addrs {
+		if unix {
+			if !strings.HasPrefix(addr, "/") {
+				return fmt.Errorf("%w: socket %q: want an absolute path", ErrBadSpec, addr)
+			}
+			if spec.Kind == KindSentinel || spec.Kind == KindCluster {
+				return fmt.Errorf("%w: %s over a Unix socket: its nodes tell clients TCP addresses", ErrBadSpec, spec)
+			}
+			if seen[addr] {
+				return fmt.Errorf("%w: address %s given twice", ErrBadSpec, addr)
+			}
+			seen[addr] = true
+			continue
+		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil || host == "" {
 			return fmt.Errorf("%w: address %q: want host:port", ErrBadSpec, addr)
@@ -148,14 +185,14 @@ func (a *Attached) check(ctx context.Context) error {
 func (a *Attached) probe(ctx context.Context, addr string) (map[string]string, error) {
 	s, err := a.admin.str(ctx, addr, "INFO")
 	if err != nil {
+		if c := a.conn.Classify(addr, causeOf(err)); errors.Is(c, conn.ErrAuth) || errors.Is(c, conn.ErrTLS) {
+			return nil, fmt.Errorf("compose: attach: %w", c)
+		}
 		if isRedisError(err) {
-			if msg := err.Error(); strings.Contains(msg, "NOAUTH") || strings.Contains(msg, "WRONGPASS") {
-				return nil, fmt.Errorf("compose: attach to %s: it requires a password, which lockbench does not send yet: %w", addr, causeOf(err))
-			}
 			// It answered, but with an error: report it as it is.
 			return nil, fmt.Errorf("compose: attach to %w", err)
 		}
-		return nil, fmt.Errorf("%w from %s (is Redis running there?): %w", ErrUnreachable, addr, causeOf(err))
+		return nil, fmt.Errorf("%w from %s (is Redis running there?): %w", ErrUnreachable, addr, a.conn.Classify(addr, causeOf(err)))
 	}
 	return parseInfo(s), nil
 }

@@ -5,11 +5,15 @@ package compose
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/conn/conntest"
 )
 
 // attachTest attaches for one test, failing it on error, and closes the topology at the end.
@@ -169,8 +173,37 @@ func TestAttachSingleAndMasters(t *testing.T) {
 
 func TestAttachNeedsPassword(t *testing.T) {
 	s := startTest(t, NativeOptions{ExtraArgs: []string{"--requirepass", "secret"}})
-	attachFails(t, Spec{Kind: KindSingle}, []string{s.Addr()}, nil,
-		s.Addr()+": it requires a password", "NOAUTH")
+	attachFails(t, Spec{Kind: KindSingle}, []string{s.Addr()}, conn.ErrAuth,
+		s.Addr()+": the server requires a password", "--password-file")
+}
+
+func TestAttachWithPassword(t *testing.T) {
+	const password = "attach-secret-5d1e"
+	s := startTest(t, NativeOptions{ExtraArgs: []string{"--requirepass", password}})
+	settings := func(pw string) *conn.Settings {
+		c, err := conn.New(conn.Options{Addrs: []string{"redis://" + s.Addr() + "/2"}, PasswordFile: conntest.PasswordFile(t, pw), Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	top, err := AttachWith(ctx, Spec{Kind: KindSingle}, settings(password))
+	if err != nil {
+		t.Fatalf("AttachWith: %v", err)
+	}
+	if got := top.Addrs(); !slices.Equal(got, []string{s.Addr()}) {
+		t.Errorf("Addrs() = %q, want %q", got, s.Addr())
+	}
+	top.Close()
+	_, err = AttachWith(ctx, Spec{Kind: KindSingle}, settings("wrong"))
+	if !errors.Is(err, conn.ErrAuth) || errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("AttachWith, wrong password: %v, want conn.ErrAuth saying WRONGPASS", err)
+	}
+	if strings.Contains(fmt.Sprint(err), password) {
+		t.Errorf("error shows the password: %v", err)
+	}
 }
 
 // testAttachSentinel checks Attach against a running sentinel topology s; the TestSentinel

@@ -3,6 +3,7 @@ package compose
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,48 @@ type NativeOptions struct {
 	// ExtraArgs are appended to the server's command line, after lockbench's own settings so
 	// they override them, e.g. {"--maxmemory", "100mb"}.
 	ExtraArgs []string
+	// TLS, if set, makes a single server (StartSingle) serve TLS only, on the port it picks.
+	// Sentinel and cluster starts do not take it yet.
+	TLS *NativeTLS
+}
+
+// NativeTLS makes a native server speak TLS only: redis-server's --tls-port on the picked port,
+// --port 0. It is a plain value.
+type NativeTLS struct {
+	// CertFile and KeyFile are the server's certificate and key (PEM). The certificate must be
+	// usable for client authentication too when AuthClients is "yes": the readiness check
+	// presents it.
+	CertFile, KeyFile string
+	// CAFile is the CA that signs client certificates (redis-server's --tls-ca-cert-file).
+	CAFile string
+	// AuthClients is redis-server's tls-auth-clients: "yes", "no" or "optional" (the default).
+	AuthClients string
+}
+
+// args returns the server's TLS arguments for port.
+func (t *NativeTLS) args(port int) []string {
+	auth := t.AuthClients
+	if auth == "" {
+		auth = "optional"
+	}
+	return []string{"--port", "0", "--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", t.CertFile, "--tls-key-file", t.KeyFile, "--tls-ca-cert-file", t.CAFile,
+		"--tls-auth-clients", auth}
+}
+
+// readyConfig is the client TLS config of the readiness check: the server is ours, so its
+// certificate is not verified (a test may give it an expired one on purpose); when it demands
+// client certificates, its own serves as the client's.
+func (t *NativeTLS) readyConfig() (*tls.Config, error) {
+	cfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // our own server
+	if t.AuthClients == "yes" {
+		pair, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("compose: TLS certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // withDefaults returns o with its zero fields filled in.
@@ -111,6 +154,7 @@ type nativeProcess struct {
 	cmd     *exec.Cmd
 	dir     string
 	logPath string
+	tls     *tls.Config // the readiness check's, for a TLS-only server; nil: plaintext
 
 	// done is closed by the reaper goroutine once cmd.Wait has returned; waitErr is set before.
 	done    chan struct{}
@@ -315,7 +359,7 @@ func waitReady(ctx context.Context, p *nativeProcess, addr string) error {
 			return fmt.Errorf("no answer to PING: %w", context.Cause(ctx))
 		case <-t.C:
 		}
-		up, pid := ping(ctx, addr)
+		up, pid := ping(ctx, addr, p.tls)
 		if up && (pid == 0 || pid == p.pid()) && !p.exited() {
 			return nil
 		}
@@ -327,9 +371,15 @@ func waitReady(ctx context.Context, p *nativeProcess, addr string) error {
 // ping sends an inline PING to addr on a fresh connection and reports whether the server is up,
 // plus its process id from INFO server (0 when it cannot tell, e.g. INFO renamed away). A
 // server that wants a password (-NOAUTH) is up too: ExtraArgs may set requirepass.
-func ping(ctx context.Context, addr string) (up bool, pid int) {
+func ping(ctx context.Context, addr string, tlsConfig *tls.Config) (up bool, pid int) {
 	d := net.Dialer{Timeout: time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	var conn net.Conn
+	var err error
+	if tlsConfig != nil {
+		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsConfig}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return false, 0
 	}

@@ -33,6 +33,7 @@ func (s *Single) Restart(ctx context.Context) error {
 		s.mu.Unlock()
 		return err
 	}
+	p.tls = old.tls
 	s.proc = p // Close from now on stops p, and removes the dir p shares with old
 	s.mu.Unlock()
 

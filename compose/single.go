@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strconv"
@@ -75,18 +76,28 @@ func lostPortRace(se *startError) bool {
 // removed before the error is returned.
 func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int) (*Single, error) {
 	addr := net.JoinHostPort(opt.Host, strconv.Itoa(port))
-	args := append([]string{
+	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", opt.Host,
 		"--save", "",
 		"--appendonly", "no",
 		"--protected-mode", "no",
 		"--daemonize", "no",
-	}, opt.ExtraArgs...)
+	}
+	var readyTLS *tls.Config
+	if opt.TLS != nil {
+		var err error
+		if readyTLS, err = opt.TLS.readyConfig(); err != nil {
+			return nil, err
+		}
+		args = append(args, opt.TLS.args(port)...)
+	}
+	args = append(args, opt.ExtraArgs...)
 	p, err := startProcess(bin, args)
 	if err != nil {
 		return nil, err
 	}
+	p.tls = readyTLS
 	if err := waitReady(ctx, p, addr); err != nil {
 		_ = p.stop(stopGrace)
 		return nil, &startError{addr: addr, pid: p.pid(), cause: err, logTail: lastLines(p.log(), logTailLines)}

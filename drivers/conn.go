@@ -2,7 +2,6 @@ package drivers
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/conn"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 )
@@ -84,37 +84,40 @@ func openGoRedis(ctx context.Context, cfg Config, t string, maxRetries int) (red
 	var rdb redis.UniversalClient
 	switch t {
 	case topoSingle:
-		rdb = redis.NewClient(&redis.Options{
+		o := &redis.Options{
 			Addr:         cfg.Addrs[0],
-			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
 			WriteTimeout: ReplyTimeout,
 			MaxRetries:   maxRetries,
-		})
+		}
+		cfg.Conn.GoRedis(o, via(cfg))
+		rdb = redis.NewClient(o)
 	case topoSentinel:
-		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
+		o := &redis.FailoverOptions{
 			MasterName:    cfg.MasterName,
 			SentinelAddrs: cfg.Addrs,
-			Dialer:        dialer(cfg), // the sentinels' connections too
 			PoolSize:      pool,
 			DialTimeout:   ConnectTimeout,
 			ReadTimeout:   ReplyTimeout,
 			WriteTimeout:  ReplyTimeout,
 			MaxRetries:    maxRetries,
-		})
+		}
+		cfg.Conn.GoRedisFailover(o, via(cfg)) // the sentinels' connections too
+		rdb = redis.NewFailoverClient(o)
 	case topoCluster:
 		// PoolSize is per node in a cluster client; each worker talks to one node at a time.
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{
+		o := &redis.ClusterOptions{
 			Addrs:        cfg.Addrs,
-			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
 			WriteTimeout: ReplyTimeout,
 			MaxRetries:   maxRetries,
-		})
+		}
+		cfg.Conn.GoRedisCluster(o, via(cfg))
+		rdb = redis.NewClusterClient(o)
 	default:
 		return nil, fmt.Errorf("drivers: go-redis client for topology %q: use one client per master", t)
 	}
@@ -131,14 +134,15 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 	pool := poolSize(cfg)
 	out := make([]redis.UniversalClient, 0, len(cfg.Addrs))
 	for _, addr := range cfg.Addrs {
-		rdb := redis.NewClient(&redis.Options{
+		o := &redis.Options{
 			Addr:         addr,
-			Dialer:       dialer(cfg),
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
 			ReadTimeout:  ReplyTimeout,
 			WriteTimeout: ReplyTimeout,
-		})
+		}
+		cfg.Conn.GoRedis(o, via(cfg))
+		rdb := redis.NewClient(o)
 		out = append(out, rdb)
 		if err := ping(ctx, rdb); err != nil {
 			for _, c := range out {
@@ -150,29 +154,13 @@ func openGoRedisEach(ctx context.Context, cfg Config) ([]redis.UniversalClient, 
 	return out, nil
 }
 
-// dialer returns cfg.Dialer bounded by ConnectTimeout, for go-redis' Dialer options, or nil
-// (go-redis' own dialer, bounded by DialTimeout) when cfg has none.
-func dialer(cfg Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// via returns cfg.Dialer for the conn.Settings builders, which bound each dial by the client's
+// dial timeout (ConnectTimeout) and do TLS over it; nil dials directly.
+func via(cfg Config) conn.DialFunc {
 	if cfg.Dialer == nil {
 		return nil
 	}
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
-		defer cancel() // ends the dial's deadline, not the connection
-		return cfg.Dialer(ctx, network, addr)
-	}
-}
-
-// rueidisDialer is dialer for rueidis' DialCtxFn, or nil (rueidis dials with ClientOption.Dialer).
-// No driver uses TLS, so the TLS config rueidis passes is nil and ignored.
-func rueidisDialer(cfg Config) func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
-	d := dialer(cfg)
-	if d == nil {
-		return nil
-	}
-	return func(ctx context.Context, addr string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
-		return d(ctx, "tcp", addr)
-	}
+	return cfg.Dialer
 }
 
 // goRedisReplyTimeout and rueidisReplyTimeout describe ReplyTimeout for Settings, naming the
@@ -199,7 +187,6 @@ func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 		Dialer:           net.Dialer{Timeout: ConnectTimeout},
 		BlockingPoolSize: poolSize(cfg),
 		ConnWriteTimeout: ReplyTimeout,
-		DialCtxFn:        rueidisDialer(cfg), // used for the sentinels' connections too
 	}
 	switch t {
 	case topoSingle:
@@ -213,6 +200,7 @@ func rueidisOption(cfg Config, t string) (rueidis.ClientOption, error) {
 	default:
 		return rueidis.ClientOption{}, fmt.Errorf("drivers: rueidis client for topology %q: use one client per master", t)
 	}
+	cfg.Conn.Rueidis(&opt, via(cfg)) // the sentinels' connections too
 	return opt, nil
 }
 

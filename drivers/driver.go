@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"time"
+
+	"github.com/lockbench/lockbench/conn"
 )
 
 // Kind is a bit set of lock kinds a driver supports.
@@ -95,6 +97,9 @@ type Config struct {
 	// Each call is bounded by ConnectTimeout. Nil dials directly. lockbench sets it to a
 	// netem.Net's Dial to put network conditions between the clients and Redis.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Conn is how to connect: credentials, database, TLS, Unix sockets (see package conn).
+	// Addrs are its Addrs. Nil is plaintext TCP with no credentials.
+	Conn *conn.Settings
 }
 
 // Driver opens Lockers of one lock library. Implementations are safe for concurrent use.

@@ -50,6 +50,41 @@ type File struct {
 	// Sweep is set by lockbench sweep: the load steps, the SLO and each driver's knee; its
 	// steps point into Runs. Nil for other commands and in files from before sweeps.
 	Sweep *Sweep `json:"sweep,omitempty"`
+	// Deployment is what the preflight found the runs measured against (package preflight):
+	// each data node's version, mode, eviction policy, persistence, limits and round trip,
+	// and the warnings. Nil in files from before it was recorded.
+	Deployment *Deployment `json:"deployment,omitempty"`
+}
+
+// Deployment is the preflight of a result file's deployment. It is a plain value.
+type Deployment struct {
+	Nodes []DeploymentNode `json:"nodes"`
+	// Warnings say where the deployment itself makes locks unsafe or a run unrepresentative.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// DeploymentNode is one data node as the preflight found it. It is a plain value.
+type DeploymentNode struct {
+	Addr string `json:"addr"`
+	Role string `json:"role"`
+	// Version is redis_version; Mode is redis_mode (standalone, cluster).
+	Version string `json:"version"`
+	Mode    string `json:"mode"`
+	// Maxmemory is in bytes (0: no limit); MaxmemoryPolicy is the eviction policy.
+	Maxmemory       int64  `json:"maxmemory"`
+	MaxmemoryPolicy string `json:"maxmemory_policy"`
+	// AOF says appendonly is on; AOFFsync is appendfsync ("" when unknown); RDBSave is the
+	// save schedule ("" when none, "unknown" when CONFIG GET is not allowed).
+	AOF      bool   `json:"aof"`
+	AOFFsync string `json:"aof_fsync,omitempty"`
+	RDBSave  string `json:"rdb_save"`
+	// Replicas is connected_slaves; MaxClients and ConnectedClients are INFO clients'.
+	Replicas         int `json:"replicas"`
+	MaxClients       int `json:"maxclients"`
+	ConnectedClients int `json:"connected_clients"`
+	// PingRTTMinUS and PingRTTMedianUS are the round trip of PINGs sent one at a time.
+	PingRTTMinUS    float64 `json:"ping_rtt_min_us"`
+	PingRTTMedianUS float64 `json:"ping_rtt_median_us"`
 }
 
 // Topology describes the Redis deployment of a result file. It is a plain
@@ -65,6 +100,9 @@ type Topology struct {
 	Provider   string         `json:"provider"`
 	MasterName string         `json:"master_name,omitempty"`
 	Nodes      []TopologyNode `json:"nodes"`
+	// Connection describes how lockbench connected to an attached deployment: TLS, the
+	// ACL user, whether a password was sent (never the password).
+	Connection map[string]string `json:"connection,omitempty"`
 }
 
 // TopologyNode is one server of a Topology. It is a plain value and safe for

@@ -178,9 +178,15 @@ func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, erro
 			N:       f.fleet.procs,
 			Stderr:  ui,
 			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
+			Env:     f.conn.settings.Env(), // passwords: never on a command line
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
-			args := workerArgs(f, r.tgt.topo.Addrs(), r.tgt.masterName(), driver, i, startAt, output, arena)
+			addrs := r.tgt.topo.Addrs()
+			if f.conn.settings != nil {
+				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
+			}
+			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
+			args = append(args, f.conn.child...)
 			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,

@@ -19,6 +19,7 @@ Usage:
   lockbench up [flags]      start a Redis topology (single, sentinel, cluster, masters:N) and keep it running
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
+  lockbench check --addr A  preflight of a deployment: version, eviction, persistence, replicas, limits, RTT; warnings
   lockbench sweep [flags]   step the load up and find each driver's knee under a latency SLO
   lockbench compare BASE NEW  regression gate: compare two sets of result files, exit 1 on a regression
   lockbench worker [flags]  one generator process of a run made by several (what run --procs starts; for orchestrators)
@@ -47,6 +48,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"up":      upCommand,
 		"down":    downCommand,
 		"status":  statusCommand,
+		"check":   checkCommand,
 		"image":   imageCommand,
 		"compare": compareCommand,
 		"export":  exportCommand,

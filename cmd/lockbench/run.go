@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
@@ -131,6 +131,7 @@ type runFlags struct {
 	thresholds []thresholds.Threshold
 	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
 	net        netFlag    // --net (run_net.go)
+	conn       connFlags  // --user, --password-file, --tls… (run_conn.go)
 	faultFlags faultFlags // run's --fault and --timeline-interval (run_faults.go)
 }
 
@@ -185,7 +186,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, host:port, repeatable or comma separated: the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
+	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
+	f.conn.add(fs)
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
 	fs.StringVar(&f.report, "report", "", "also draw the results as an HTML page and PNG charts in this directory (see 'lockbench report --help')")
@@ -317,12 +319,10 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("--image: %v", err)
 		}
 	}
-	for _, a := range f.addrs {
-		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return bad("--addr %q: want host:port", a)
-		}
-	}
 	if msg := f.net.check(fs); msg != "" {
+		return bad("%s", msg)
+	}
+	if msg := f.conn.check(fs, f.addrs, spec, f.net.cond != nil); msg != "" {
 		return bad("%s", msg)
 	}
 	for _, expr := range *thExprs {
@@ -409,8 +409,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case ctx.Err() != nil:
 			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch):
-			return exitUsage // --addr does not fit --topology: nothing was run
+		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), isConnRefusal(err):
+			return exitUsage // --addr does not fit --topology, or refuses the credentials or TLS: nothing was run
 		}
 		return exitFailure
 	}
@@ -420,9 +420,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage // nothing was measured
 	}
 
-	file := results.NewFile(version, os.Args)
+	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
+	file.Deployment = tgt.deployment(ctx, f.cfg.Concurrency)
+	if tgt.provider == providerAttached { // the private servers lockbench starts are not for keeping locks
+		for _, w := range file.Deployment.Warnings {
+			ui.line("warning: %s", w)
+		}
+	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
 	r := &runner{f: f, tgt: tgt, ui: ui, file: file}
 	r.runAll(ctx)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
@@ -84,7 +85,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer tgt.close()
 
-	file := results.NewFile(version, os.Args)
+	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
 	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/netem"
+	"github.com/lockbench/lockbench/preflight"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
@@ -39,6 +41,7 @@ const (
 // Safe for concurrent use once open.
 type target struct {
 	spec     compose.Spec
+	conn     *conn.Settings // --addr's credentials and TLS; nil for a topology lockbench started
 	topo     compose.Topology
 	provider string
 	desc     compose.Description
@@ -55,12 +58,15 @@ type inspectNode struct {
 // startTopology starts or attaches to the deployment the flags name. onStart is called with a
 // started topology before anything else can fail, so a second Ctrl-C can stop it.
 func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*target, error) {
-	t := &target{spec: f.spec, provider: f.provider, ui: ui}
+	t := &target{spec: f.spec, provider: f.provider, ui: ui, conn: f.conn.settings}
 	var err error
 	if len(f.addrs) > 0 {
 		t.provider = providerAttached
-		ui.line("attaching to the %s deployment at %s", f.spec, strings.Join(f.addrs, ","))
-		t.topo, err = compose.Attach(ctx, f.spec, f.addrs)
+		for _, w := range t.conn.Warnings() {
+			ui.line("warning: %s", w)
+		}
+		ui.line("attaching to the %s deployment at %s", f.spec, t.conn)
+		t.topo, err = compose.AttachWith(ctx, f.spec, t.conn)
 	} else {
 		ui.line("starting a private %s topology (%s; use --addr to attach to an existing Redis)", f.spec, f.provider)
 		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec)
@@ -114,7 +120,7 @@ func (t *target) connect() error {
 		if n.Role == compose.RoleSentinel {
 			continue
 		}
-		c, err := rueidis.NewClient(rueidis.ClientOption{
+		opt := rueidis.ClientOption{
 			InitAddress:       []string{n.Addr},
 			ForceSingleClient: true,
 			DisableCache:      true,
@@ -122,9 +128,11 @@ func (t *target) connect() error {
 			ClientSetInfo:     rueidis.DisableClientSetInfo, // Redis before 7.2 refuses it
 			Dialer:            net.Dialer{Timeout: inspectTimeout},
 			ConnWriteTimeout:  inspectTimeout,
-		})
+		}
+		t.conn.Rueidis(&opt, nil) // a sentinel deployment's masters and replicas take the data nodes' credentials
+		c, err := rueidis.NewClient(opt)
 		if err != nil {
-			return fmt.Errorf("cannot connect to %s (%s): %w", n.Addr, n.Role, err)
+			return fmt.Errorf("cannot connect to %s (%s): %w", n.Addr, n.Role, t.conn.Classify(n.Addr, err))
 		}
 		t.nodes = append(t.nodes, inspectNode{addr: n.Addr, role: n.Role, c: c})
 	}
@@ -136,7 +144,7 @@ func (t *target) connect() error {
 
 // driverConfig is what the drivers connect to.
 func (t *target) driverConfig(lease time.Duration) drivers.Config {
-	cfg := drivers.Config{Topology: t.spec.Kind, Addrs: t.topo.Addrs(), Lease: lease}
+	cfg := drivers.Config{Topology: t.spec.Kind, Addrs: t.topo.Addrs(), Lease: lease, Conn: t.conn}
 	if t.net != nil {
 		cfg.Dialer = t.net.Dial
 	}
@@ -164,6 +172,9 @@ func (t *target) info() *results.Topology {
 	}
 	for _, n := range t.desc.Nodes {
 		ti.Nodes = append(ti.Nodes, results.TopologyNode{Addr: n.Addr, Role: n.Role})
+	}
+	if t.provider == providerAttached {
+		ti.Connection = t.conn.Describe()
 	}
 	return ti
 }
@@ -257,4 +268,22 @@ func (t *target) close() {
 		t.net.Close()
 	}
 	t.topo.Close()
+}
+
+// deployment runs the preflight on every data node (package preflight); a node that does not
+// answer is left out, with a warning.
+func (t *target) deployment(ctx context.Context, concurrency int) *results.Deployment {
+	d := &results.Deployment{Nodes: []results.DeploymentNode{}}
+	for _, n := range t.nodes {
+		ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+		node, err := preflight.Inspect(ctx, n.c, n.addr, n.role)
+		cancel()
+		if err != nil {
+			d.Warnings = append(d.Warnings, t.conn.Redact(err.Error()))
+			continue
+		}
+		d.Nodes = append(d.Nodes, node)
+	}
+	d.Warnings = append(d.Warnings, preflight.Warnings(d.Nodes, t.spec.Kind, concurrency)...)
+	return d
 }

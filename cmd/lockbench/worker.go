@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/fleet"
@@ -52,7 +53,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case ctx.Err() != nil:
 			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch):
+		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), isConnRefusal(err):
 			return exitUsage
 		}
 		return exitFailure
@@ -73,7 +74,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	run, err := fleet.Work(ctx, plan, fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena})
 	ui.clear()
 
-	file := results.NewFile(version, os.Args)
+	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
 	failed := false

@@ -25,7 +25,19 @@ const logLinesOnFailure = 30
 // server.
 func NewServer(t testing.TB, extraArgs ...string) *compose.Single {
 	t.Helper()
-	s, err := compose.StartSingle(t.Context(), compose.NativeOptions{ExtraArgs: extraArgs})
+	return newServer(t, compose.NativeOptions{ExtraArgs: extraArgs})
+}
+
+// NewTLSServer is NewServer for a server that speaks TLS only, with the certificates of tlsOpt
+// (see compose.NativeTLS); its Addr is the TLS port.
+func NewTLSServer(t testing.TB, tlsOpt compose.NativeTLS, extraArgs ...string) *compose.Single {
+	t.Helper()
+	return newServer(t, compose.NativeOptions{ExtraArgs: extraArgs, TLS: &tlsOpt})
+}
+
+func newServer(t testing.TB, opt compose.NativeOptions) *compose.Single {
+	t.Helper()
+	s, err := compose.StartSingle(t.Context(), opt)
 	if errors.Is(err, compose.ErrRedisServerNotFound) {
 		if inCI() {
 			t.Fatalf("redistest: %v\n(CI is set: the CI machine must have redis-server; scripts/install-deps.sh installs it)", err)

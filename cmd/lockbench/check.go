@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/preflight"
+	"github.com/spf13/pflag"
+)
+
+const checkExamples = `
+Examples:
+  # What a run against this Redis would be measured against, and what makes locks unsafe there:
+  lockbench check --addr rediss://bench@redis.internal:6380 --password-file pass --tls-ca-file ca.crt
+
+  # A sentinel deployment: the master and replicas the sentinels name:
+  lockbench check --topology sentinel --addr 10.0.0.5:26379 --master-name orders
+
+Output (stdout): one line per data node (version, mode, maxmemory and its policy, persistence,
+replicas, maxclients, PING round trip), then a "warning:" line for each risk. lockbench run
+records the same as the result file's "deployment".
+Exit codes: 0 checked (warnings are advice), 1 the deployment did not answer, 2 bad input or a
+deployment that is not what --topology says or refuses the credentials or TLS.
+`
+
+// checkCommand is lockbench check: the preflight of a deployment, without a run.
+func checkCommand(args []string, stdout, stderr io.Writer) int {
+	f := &runFlags{provider: providerNative}
+	fs := pflag.NewFlagSet("lockbench check", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N")
+	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
+	fs.StringSliceVar(&f.addrs, "addr", nil, "the deployment, as lockbench run takes it (host:port, redis://, rediss://, unix://)")
+	f.conn.add(fs)
+	fs.IntVar(&f.cfg.Concurrency, "concurrency", 64, "workers per driver a run would have, for the maxclients check")
+	help := fs.BoolP("help", "h", false, "show this help")
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lockbench check: "+format+"\nRun 'lockbench check --help' for usage.\n", a...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lockbench check --addr ADDR [flags]\n\nCheck a Redis deployment before measuring locks on it.\n\nFlags:\n%s%s", fs.FlagUsages(), checkExamples)
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if len(f.addrs) == 0 {
+		return bad("give the deployment's --addr")
+	}
+	spec, err := compose.ParseSpec(f.topology)
+	if err != nil {
+		return bad("--topology: %v", err)
+	}
+	if fs.Changed("master-name") {
+		if spec.Kind != compose.KindSentinel {
+			return bad("--master-name is for --topology sentinel, not %s", spec)
+		}
+		spec.MasterName = f.masterName
+	}
+	f.spec = spec
+	if f.cfg.Concurrency < 1 {
+		return bad("--concurrency %d must be at least 1", f.cfg.Concurrency)
+	}
+	if msg := f.conn.check(fs, f.addrs, spec, false); msg != "" {
+		return bad("%s", msg)
+	}
+	ctx := context.Background()
+	tgt, err := startTopology(ctx, f, newProgressUI(stderr), func(compose.Topology) {})
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
+		if errors.Is(err, compose.ErrBadSpec) || errors.Is(err, compose.ErrTopologyMismatch) || isConnRefusal(err) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	defer tgt.close()
+	d := tgt.deployment(ctx, f.cfg.Concurrency)
+	fmt.Fprintf(stdout, "%s deployment at %s, %d data nodes\n", spec, tgt.conn, len(d.Nodes))
+	if err := preflight.Write(stdout, d); err != nil {
+		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
+		return exitFailure
+	}
+	if len(d.Nodes) < len(tgt.nodes) {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
+	"github.com/spf13/pflag"
+)
+
+// connFlags are how lockbench connects to a deployment given with --addr: the ACL user, the
+// password files, sentinel's own credentials and TLS. They build one conn.Settings, which the
+// topology check, lockbench's INFO connections and every driver take.
+type connFlags struct {
+	opt      conn.Options
+	settings *conn.Settings // after check; nil when lockbench starts the deployment
+	child    []string       // after check: the flags a generator process is given
+}
+
+// add registers the flags. The addresses themselves are --addr (run.go).
+func (c *connFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&c.opt.User, "user", "", "ACL user on the data nodes (with --addr); a redis:// URL may name it instead")
+	fs.StringVar(&c.opt.PasswordFile, "password-file", "", "read the data nodes' password from the first line of this file (default: $"+conn.EnvPassword+", else $"+conn.EnvRedisCLIAuth+"); a password in a redis:// URL works too, with a warning: it shows in the process list")
+	fs.StringVar(&c.opt.SentinelUser, "sentinel-user", "", "ACL user on the sentinels, for --topology sentinel when they have their own")
+	fs.StringVar(&c.opt.SentinelPasswordFile, "sentinel-password-file", "", "the sentinels' own password, first line of this file (default: $"+conn.EnvSentinelPassword+")")
+	fs.BoolVar(&c.opt.TLS, "tls", false, "connect with TLS (rediss:// and every --tls-* flag turn it on too)")
+	fs.StringVar(&c.opt.CAFile, "tls-ca-file", "", "PEM CA certificates that sign the servers' certificates (default: the system's)")
+	fs.StringVar(&c.opt.CertFile, "tls-cert-file", "", "client certificate (PEM), for servers that demand one (tls-auth-clients yes); with --tls-key-file")
+	fs.StringVar(&c.opt.KeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
+	fs.StringVar(&c.opt.ServerName, "tls-server-name", "", "name the servers' certificates must carry (default: the host dialled)")
+	fs.BoolVar(&c.opt.InsecureSkipVerify, "tls-insecure-skip-verify", false, "do not check the servers' certificates (warns; not with --tls-ca-file)")
+}
+
+// connFlagNames are the flags add registers, for the checks and for workers' command lines.
+var connFlagNames = []string{"user", "password-file", "sentinel-user", "sentinel-password-file", "tls", "tls-ca-file", "tls-cert-file", "tls-key-file", "tls-server-name", "tls-insecure-skip-verify"}
+
+// check builds the settings for the --addr addresses of spec, and returns the message for
+// bad input, or "". Without --addr the connection flags have nothing to connect to.
+func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, netem bool) string {
+	if len(addrs) == 0 {
+		for _, name := range connFlagNames {
+			if fs.Changed(name) {
+				return "--" + name + " is for a deployment given with --addr; the Redis lockbench starts has no password or TLS"
+			}
+		}
+		return ""
+	}
+	c.opt.Addrs, c.opt.Topology = addrs, spec.Kind
+	s, err := conn.New(c.opt)
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), conn.ErrBadInput.Error()+": ")
+	}
+	if netem && s.Unix() {
+		return "--net proxies TCP connections; it cannot sit in front of a unix:// socket"
+	}
+	c.settings = s
+	c.child = childArgs(fs)
+	return ""
+}
+
+// childArgs are the flags a generator process needs to connect as this one does, passwords
+// aside (they go by environment, see conn.Settings.Env): only what was given.
+func childArgs(fs *pflag.FlagSet) []string {
+	var args []string
+	for _, name := range connFlagNames {
+		if name == "password-file" || name == "sentinel-password-file" || !fs.Changed(name) {
+			continue
+		}
+		args = append(args, "--"+name+"="+fs.Lookup(name).Value.String())
+	}
+	return args
+}
+
+// isConnRefusal reports whether err is the deployment refusing lockbench's credentials or TLS,
+// or bad connection input: bad input (exit 2), nothing was measured.
+func isConnRefusal(err error) bool {
+	return errors.Is(err, conn.ErrAuth) || errors.Is(err, conn.ErrTLS) || errors.Is(err, conn.ErrBadInput)
+}
