@@ -57,12 +57,60 @@ return 1`)
 
 type doubtKey struct{ name, field string }
 
-// doubtSet is the fields in doubt and the resolver's wake-up.
+// doubtSet is the fields in doubt, the clean-ups to retry, and the resolver's wake-up.
 type doubtSet struct {
-	mu   sync.Mutex
-	m    map[doubtKey]struct{}
-	n    atomic.Int32 // len(m), read without the mutex on the hot path
-	wake chan struct{}
+	mu    sync.Mutex
+	m     map[doubtKey]struct{}
+	n     atomic.Int32 // len(m), read without the mutex on the hot path
+	tasks []retryTask
+	nt    atomic.Int32 // len(tasks)
+	wake  chan struct{}
+}
+
+// retryTask is a clean-up call that got no answer, retried by the resolver until Redis answers
+// it or until is past (Client.now); by then it is moot (the entry it removes is stale).
+type retryTask struct {
+	run   func(ctx context.Context) error
+	until int64
+}
+
+// retryLater has the resolver send run again until Redis answers it, for at most for.
+func (c *Client) retryLater(run func(ctx context.Context) error, within time.Duration) {
+	c.doubts.mu.Lock()
+	c.doubts.tasks = append(c.doubts.tasks, retryTask{run: run, until: c.now() + int64(within)})
+	c.doubts.nt.Add(1)
+	c.doubts.mu.Unlock()
+	select {
+	case c.doubts.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runTasks sends every pending clean-up once and keeps those still unanswered.
+func (c *Client) runTasks(ctx context.Context) {
+	c.doubts.mu.Lock()
+	tasks := c.doubts.tasks
+	c.doubts.tasks = nil
+	c.doubts.nt.Store(0)
+	c.doubts.mu.Unlock()
+	var left []retryTask
+	now := c.now()
+	for _, t := range tasks {
+		if now > t.until {
+			continue
+		}
+		if err := t.run(ctx); err != nil {
+			if _, answered := rueidis.IsRedisErr(err); !answered {
+				left = append(left, t)
+			}
+		}
+	}
+	if len(left) > 0 {
+		c.doubts.mu.Lock()
+		c.doubts.tasks = append(c.doubts.tasks, left...)
+		c.doubts.nt.Store(int32(len(c.doubts.tasks)))
+		c.doubts.mu.Unlock()
+	}
 }
 
 func (d *doubtSet) init() {
@@ -126,8 +174,14 @@ func (c *Client) resolver() {
 		case <-c.doubts.wake:
 		}
 		backoff := doubtRetryMin
-		for c.doubts.n.Load() > 0 {
-			if c.resolveDoubts() {
+		for c.doubts.n.Load() > 0 || c.doubts.nt.Load() > 0 {
+			done := c.resolveDoubts()
+			if c.doubts.nt.Load() > 0 {
+				ctx, cancel := context.WithTimeout(c.ctx, time.Second)
+				c.runTasks(ctx)
+				cancel()
+			}
+			if done && c.doubts.nt.Load() == 0 {
 				break
 			}
 			t := time.NewTimer(backoff)
@@ -145,6 +199,9 @@ func (c *Client) resolver() {
 // resolveDoubts makes one pass over the fields in doubt, pipelined; it reports whether none is
 // left.
 func (c *Client) resolveDoubts() bool {
+	if c.doubts.n.Load() == 0 {
+		return true
+	}
 	c.doubts.mu.Lock()
 	keys := make([]doubtKey, 0, len(c.doubts.m))
 	for k := range c.doubts.m {
@@ -181,8 +238,11 @@ func (c *Client) resolveDoubts() bool {
 	c.doubts.mu.Lock()
 	defer c.doubts.mu.Unlock()
 	for i, k := range keys {
-		if _, err := res[i].AsInt64(); err != nil && unknownOutcome(err) {
-			continue
+		if _, err := res[i].AsInt64(); err != nil {
+			if _, answered := rueidis.IsRedisErr(err); !answered {
+				// No answer (the resolver's own timeout included): try again.
+				continue
+			}
 		}
 		// Cleared, or not there: either way no grant of this field is left that nobody holds.
 		// (An error reply, such as a key of another type, cannot be cleared by retrying.)

@@ -185,6 +185,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 	rdb := t.c.rdb
 	kind := t.c.subscribedKind()
 	backoff := 10 * time.Millisecond
+	confirmedBefore := false
 	for {
 		select {
 		case <-q.stop:
@@ -195,9 +196,18 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 		}
 		confirmed := make(chan struct{})
 		var confirmOnce sync.Once
+		again := confirmedBefore
 		ctx := rueidis.WithOnSubscriptionHook(t.c.ctx, func(s rueidis.PubSubSubscription) {
 			if s.Kind == kind {
-				confirmOnce.Do(func() { close(confirmed) })
+				confirmOnce.Do(func() {
+					close(confirmed)
+					if again {
+						// Messages published while the subscription was down are lost: every
+						// waiter retries now rather than sleep out the TTL it last saw (the
+						// whole lease, 30 s by default, after a network fault).
+						t.wakeAll(q)
+					}
+				})
 				q.readyOnce.Do(func() { close(q.ready) })
 			}
 		})
@@ -216,6 +226,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			}
 			rdb.Do(t.c.ctx, t.c.unsubscribeCmd(q.channel))
 		}()
+		confirmedBefore = true
 		err := rdb.Receive(ctx, t.c.subscribeCmd(q.channel), func(m rueidis.PubSubMessage) {
 			if m.Message == wakeAllMessage {
 				t.wakeAll(q)
