@@ -149,13 +149,23 @@ func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg st
 }
 
 // leave takes owner out of the queue after it gave up, so that it does not hold up the waiters
-// behind it until its deadline. It is best effort: if it fails, the deadline drops it later.
+// behind it until its deadline. If Redis does not answer, the Client's resolver retries it; the
+// deadline drops the entry later in any case.
 func (m *FairMutex) leave(ctx context.Context, owner Owner) {
 	c := m.c
+	leave := func(ctx context.Context) error {
+		return fairLeaveScript.exec(ctx, c.rdb, []string{m.queue, m.timeouts, m.name, m.channel},
+			[]string{owner.field, m.waitArg, unlockMessage, c.publishCmd}).Error()
+	}
 	ctx, cancel := context.WithTimeout(detach(ctx), c.opt.LeaseTime)
 	defer cancel()
-	fairLeaveScript.exec(ctx, c.rdb, []string{m.queue, m.timeouts, m.name, m.channel},
-		[]string{owner.field, m.waitArg, unlockMessage, c.publishCmd})
+	if err := leave(ctx); err != nil {
+		if _, answered := rueidis.IsRedisErr(err); !answered {
+			// Unanswered (a partition): the entry would hold up the waiters behind it until
+			// its deadline; the resolver sends it again once Redis answers.
+			c.retryLater(leave, c.opt.LeaseTime)
+		}
+	}
 }
 
 // Unlock releases one hold of owner on the lock. When the count reaches zero the key is deleted

@@ -49,7 +49,11 @@ elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 end
 `
 
-// fairLockScript takes the lock or joins the queue.
+// fairLockScript takes the lock or joins the queue. The queue and timeouts keys get a TTL past
+// the latest deadline (a lockcore addition): by then every waiter in them is stale, and a
+// waiter whose leave never reached Redis (a partition) would otherwise stay in keys without a
+// TTL until some later call on the lock purged it. Redisson clients on the same lock do not
+// extend that TTL; a Java waiter queued behind lockcore ones re-joins the queue if it lapses.
 // ARGV[1] lease ms, ARGV[2] owner field, ARGV[3] wait ms, ARGV[4] now (Unix ms).
 // Returns nil when held; otherwise how long, in ms, until the waiter ahead (or the lock, for the
 // first waiter) is due, which may be zero or less when that is already past.
@@ -70,6 +74,14 @@ if not ahead then
 end
 if redis.call('zadd', KEYS[3], ahead + wait + now, ARGV[2]) == 1 then
   redis.call('rpush', KEYS[2], ARGV[2])
+end
+local latest = redis.call('zrange', KEYS[3], -1, -1, 'WITHSCORES')[2]
+if latest then
+  local keep = math.floor(tonumber(latest) - now + 2 * wait)
+  if keep > 0 and redis.call('pttl', KEYS[2]) < keep then
+    redis.call('pexpire', KEYS[2], keep)
+    redis.call('pexpire', KEYS[3], keep)
+  end
 end
 return ahead`)
 
