@@ -40,9 +40,11 @@ type cohort struct {
 	busy bool
 	// queue is the local waiters in arrival order.
 	queue []*localWaiter
-	// handoffs counts the grants inside this Client (hand-overs and passes) since the lock was
-	// last taken while free in Redis, at since (Client.now): the chain that Options.HandoffLimit
-	// and Options.HandoffWindow bound. A chain ends with a release that leaves the lock free.
+	// handoffs counts the in-process hand-overs since the lock last went through Redis
+	// (Options.HandoffLimit bounds it; then a release passes through Redis). since is when the
+	// lock was last taken while free in Redis (Client.now): a chain of hand-overs and passes
+	// lasts at most Options.HandoffWindow from it, and ends with a release that leaves the lock
+	// free.
 	handoffs int
 	since    int64
 }
@@ -351,24 +353,22 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 	return r, true
 }
 
-// chainOver reports whether e's chain of grants inside this Client has reached its bounds
-// (Options.HandoffLimit grants, Options.HandoffWindow since the lock was last free in Redis),
-// so that the next release must leave the lock free. Without that gap a poller (a Redisson
-// tryLock with no wait, a lockcore TryLock), or a waiter whose subscription is not up yet, never
-// finds the lock free: a pass through Redis re-grants it in the same script that released it.
+// chainOver reports whether e's chain of grants inside this Client has lasted
+// Options.HandoffWindow since the lock was last free in Redis, so that the next release must
+// leave the lock free. Without that gap a poller (a Redisson tryLock with no wait, a lockcore
+// TryLock), or a waiter whose subscription is not up yet, never finds the lock free: a pass
+// through Redis re-grants it in the same script that released it.
 func (c *Client) chainOver(e *cohort, now int64) bool {
-	if c.opt.HandoffLimit >= 0 && e.handoffs >= c.opt.HandoffLimit {
-		return true
-	}
 	return now-e.since >= int64(c.opt.HandoffWindow)
 }
 
 // handOver passes the lock of e, held as h by e.holder with its last hold, to the next local
-// waiter inside the process, if the lease allows it (the chain's bounds are checked before).
-// It reports whether it did. The shard's mutex is held.
+// waiter inside the process, if fewer than Options.HandoffLimit hand-overs happened in a row and
+// the lease allows it (the chain's window is checked before). It reports whether it did. The
+// shard's mutex is held.
 func (c *Client) handOver(e *cohort, h *hold, now int64) bool {
 	w := e.queue[0]
-	if c.opt.HandoffLimit < 0 || !c.leaseSafe(h, w.la, now) {
+	if c.opt.HandoffLimit < 0 || e.handoffs >= c.opt.HandoffLimit || !c.leaseSafe(h, w.la, now) {
 		return false
 	}
 	e.popLocked()
@@ -511,10 +511,11 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 		}
 		return orphan
 	case releasedPassed:
-		// The chain goes on: a pass is a grant inside the chain, as a hand-over is.
+		// The chain goes on (a pass is a grant inside it, the lock never free in Redis); the
+		// hand-overs in a row start again from this trip through Redis.
 		s.m[name] = newHold(w.owner, w.owner.field, w.la.arg, w.la.d, w.la.watchdog, sent)
 		e.holder = w.owner
-		e.handoffs++
+		e.handoffs = 0
 		c.stats.passes.Add(1)
 		w.wake <- turnHanded
 		return orphan

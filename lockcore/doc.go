@@ -43,15 +43,24 @@
 // Lock cohorting. Goroutines of one Client that want the same Mutex queue locally in arrival
 // order; one of them attempts in Redis at a time, and a releaser that asks again queues behind
 // them instead of barging. A release with a local waiter hands the lock over inside the process
-// while fewer than Options.HandoffLimit hand-overs have happened in a row, within
-// Options.HandoffWindow of the grant through Redis, and while the lease is safely ahead (a
-// watchdog lease with renewals keeping up, or an explicit lease that covers the new owner's whole
-// lease). Otherwise the release goes through Redis (DEL and PUBLISH, as Redisson's unlock), and
-// in the same script call grants the next local waiter if nobody else is subscribed to the
-// unlock channel; if someone is (another process, a Redisson client), the lock is left free
-// and the local waiter holds back Options.HandoffYield, so that the remote waiter, woken by the
-// message, gets it. HandoffLimit < 0 is strict mode: every release goes through Redis.
-// Options.NoLocalQueue turns all of it off. Client.Stats counts hand-overs, passes and yields.
+// while the lease last confirmed by Redis is safely ahead (half of a watchdog lease, or the next
+// owner's whole explicit lease, after a drift allowance): a renewal that failed or got no reply
+// confirms nothing, so a Client cut off from Redis stops handing over before its key can expire.
+// Otherwise the release goes through Redis, and in the same script call grants the next local
+// waiter if nobody else is subscribed to the unlock channel (a pass). Hand-overs and passes form
+// a chain, bounded by Options.HandoffLimit grants and Options.HandoffWindow (at most a quarter of
+// the lease) since the lock was last free in Redis; the release that ends a chain, or that
+// others were subscribed to hear, leaves the lock free (DEL and PUBLISH, as Redisson's unlock),
+// and the next local waiter holds back Options.HandoffYield, so that a remote waiter woken by the
+// message, or a poller that never subscribes, gets its turn. HandoffLimit < 0 is strict mode:
+// every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
+// counts hand-overs, passes and yields.
+//
+// Calls of unknown outcome. A call whose reply is lost may or may not have run. lockcore never
+// assumes either: the hash field it used goes in doubt, no attempt of the Client is sent with it,
+// and a resolver clears it in Redis (publishing the release if that frees the lock) as soon as
+// Redis answers again. A lock left by a lost reply is free within moments of the network
+// healing, not after its lease, and Redis never counts a hold that nobody has. See doubt.go.
 //
 // Which lock kinds cohort, and why:
 //   - Mutex: yes, as above.

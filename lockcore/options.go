@@ -27,7 +27,7 @@ const (
 	// released through Redis (see Options.HandoffWindow).
 	DefaultHandoffWindow = 5 * time.Millisecond
 	// DefaultHandoffYield is how long a Client's next local waiter holds back after a release that
-	// other clients heard (see Options.HandoffYield).
+	// left the lock free for other clients (see Options.HandoffYield).
 	DefaultHandoffYield = 2 * time.Millisecond
 	// DefaultBatchInFlight is how many script calls of one batch group may be in flight at once
 	// (see Options.BatchInFlight).
@@ -82,9 +82,10 @@ type Options struct {
 	// lock free. Default DefaultHandoffWindow, or LeaseTime/8 if that is shorter; at most
 	// LeaseTime/4.
 	HandoffWindow time.Duration
-	// HandoffYield is how long the next local waiter holds back after a release that Redis
-	// reports other clients subscribed to hear, before its own attempt, so that one of them gets
-	// the lock: they are woken by the release message and try at once. Default
+	// HandoffYield is how long the next local waiter holds back, before its own attempt, after a
+	// release that left the lock free: one that Redis reports other clients subscribed to hear
+	// (they are woken by the release message and try at once), or one that ended a chain (see
+	// HandoffWindow), which a poller that never subscribes may find free. Default
 	// DefaultHandoffYield; negative: no hold-back.
 	HandoffYield time.Duration
 }

@@ -560,3 +560,79 @@ func TestPollerGetsHotLock(t *testing.T) {
 	}
 	waitFor(t, func() bool { return e.int(t, "DBSIZE") == 0 })
 }
+
+// Hole 6, a waiter at 1 ms round trip: a Client in another process, subscribed to the unlock
+// channel (Redisson's way of waiting), gets a lock that a Client next to Redis keeps busy. Its
+// wake-up and attempt take a round trip, the hot Client's next local waiter holds back
+// HandoffYield (2 ms) after a release that left the lock free.
+func TestFarWaiterGetsHotLock(t *testing.T) {
+	srv := redistest.NewServer(t)
+	e := newEnvFor(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}, []string{srv.Addr()}, false)
+	hot := e.client(t, Options{})
+	n := netem.New(netem.Conditions{Latency: 500 * time.Microsecond, Jitter: 100 * time.Microsecond})
+	t.Cleanup(func() { n.Close() })
+	far, err := New(Options{NoLocalQueue: true, Redis: rueidis.ClientOption{
+		InitAddress: []string{srv.Addr()}, ForceSingleClient: true,
+		DialCtxFn: func(ctx context.Context, addr string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
+			return n.Dial(ctx, "tcp", addr)
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(far.Close)
+	ctx := ctxT(t, 60*time.Second)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var hotGrants atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := hot.NewOwner()
+			m := hot.Mutex("far")
+			for i := 0; i < 10_000_000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := m.Lock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+				hotGrants.Add(1)
+				if err := m.Unlock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, func() bool { return hotGrants.Load() > 1000 })
+	o := far.NewOwner()
+	m := far.Mutex("far")
+	var worst, total time.Duration
+	const rounds = 20
+	for range rounds {
+		start := time.Now()
+		if err := m.Lock(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		w := time.Since(start)
+		worst, total = max(worst, w), total+w
+		if err := m.Unlock(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("far waiter (1ms round trip): mean wait %v, worst %v; hot client %d grants, %+v",
+		total/rounds, worst, hotGrants.Load(), hot.Stats())
+	// Not a performance figure: a chain lasts at most HandoffWindow (5 ms) and then the lock is
+	// left free; a waiter that misses one turn gets the next. 500 ms is a hundred chains.
+	if worst > 500*time.Millisecond {
+		t.Fatalf("the far waiter waited %v", worst)
+	}
+	waitFor(t, func() bool { return e.int(t, "EXISTS", "far") == 0 })
+}
