@@ -220,3 +220,27 @@ func isClosed(ch chan struct{}) bool {
 		return false
 	}
 }
+
+// tableLease is what a Client's hold table believes of one Mutex-family hold's lease.
+type tableLease struct {
+	Name, Field string
+	Left        time.Duration // how long the confirmed lease still runs
+}
+
+// tableLeases returns the confirmed leases of c's holds on Redisson lock hashes (read-write
+// holds, kept under keys of their own, are left out), for comparison with Redis's PTTL.
+func tableLeases(c *Client) []tableLease {
+	now := c.now()
+	var out []tableLease
+	for i := range c.holds.shards {
+		s := &c.holds.shards[i]
+		s.mu.Lock()
+		for name, h := range s.m {
+			if h.renewer == nil {
+				out = append(out, tableLease{Name: name, Field: h.field, Left: time.Duration(h.expires - now)})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
