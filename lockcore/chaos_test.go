@@ -525,6 +525,12 @@ func (r *chaosRun) pick(rng *rand.Rand, cc *chaosClient, w int, owner Owner) *ch
 	}
 	op.timeout = time.Duration(200+rng.IntN(801)) * time.Millisecond
 	op.hold = time.Duration(rng.IntN(15001)) * time.Microsecond
+	if rng.IntN(8) == 0 {
+		// A long hold, up to 40% of the lease (the window ends at half of it): a holder still
+		// inside when a lease it was wrongly handed runs out is what makes two holders, and
+		// short holds leave before any lease could.
+		op.hold = time.Duration(rng.Int64N(int64(op.leaseL) * 2 / 5))
+	}
 	return op
 }
 
