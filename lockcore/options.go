@@ -25,7 +25,7 @@ const (
 	DefaultHandoffLimit = 64
 	// DefaultHandoffWindow is the longest a lock stays in one Client by hand-overs before it is
 	// released through Redis (see Options.HandoffWindow).
-	DefaultHandoffWindow = 5 * time.Millisecond
+	DefaultHandoffWindow = 20 * time.Millisecond
 	// DefaultHandoffYield is how long a Client's next local waiter holds back after a release that
 	// left the lock free for other clients (see Options.HandoffYield).
 	DefaultHandoffYield = 2 * time.Millisecond

@@ -527,7 +527,7 @@ func TestPollerGetsHotLock(t *testing.T) {
 			var polls, wins int
 			var worst time.Duration
 			last := time.Now()
-			end := last.Add(4 * time.Second)
+			end := last.Add(6 * time.Second)
 			for time.Now().Before(end) {
 				polls++
 				r := lockScript.exec(ctx, e.rdb, []string{name}, []string{"1000", field})
@@ -551,9 +551,10 @@ func TestPollerGetsHotLock(t *testing.T) {
 			t.Logf("%s: poller won %d of %d polls, longest without a grant %v; hot client %d grants, %+v",
 				mode.name, wins, polls, worst, grants.Load(), hot.Stats())
 			// The lock is left free for HandoffYield (2 ms) after every chain of at most
-			// HandoffWindow (5 ms): about 2 polls in 7 find it free, and 2 s without a grant
-			// (40 polls) has a chance near 0.71^40, one in a million.
-			if worst > 2*time.Second {
+			// HandoffWindow (20 ms): about 1 poll in 11 finds it free (1 in 6 was measured),
+			// and 5 s without a grant (100 polls) has a chance near 0.91^100, 1 in 12,000 (at
+			// the 1 in 6 seen, 1 in 40 million).
+			if worst > 5*time.Second {
 				t.Fatalf("the poller went %v without a grant (%d of %d polls won)", worst, wins, polls)
 			}
 		})
