@@ -80,9 +80,12 @@ var Commands = []Grant{
 	{"scan", "lockbench finds its keys between runs (SCAN MATCH *prefix*) to delete them"},
 	// Cluster clients and lockbench's cluster check.
 	{"cluster|slots", "cluster clients' slot map"},
+	{"command", "go-redis cluster clients read the command table (COMMAND) to route commands"},
 	{"cluster|info", "lockbench's cluster check"},
 	{"cluster|nodes", "lockbench's view of the cluster's nodes"},
 	{"asking", "cluster clients following an ASK redirect during a slot migration"},
+	// Sentinel clients.
+	{"role", "rueidis sentinel clients check that the master the sentinels name is one"},
 }
 
 // Options say whom SetUser makes. It is a plain value.

@@ -41,8 +41,8 @@ func probes(prefix string) []probe {
 		"publish": {"publish", channel, "0"}, "subscribe": {"subscribe", channel}, "unsubscribe": {"unsubscribe", channel},
 		"spublish": {"spublish", channel, "0"}, "ssubscribe": {"ssubscribe", channel}, "sunsubscribe": {"sunsubscribe", channel},
 		"client|tracking": {"client", "tracking", "on"}, "ping": {"ping"}, "info": {"info", "server"},
-		"scan": {"scan", "0"}, "cluster|slots": {"cluster", "slots"}, "cluster|info": {"cluster", "info"},
-		"cluster|nodes": {"cluster", "nodes"}, "asking": {"asking"},
+		"scan": {"scan", "0"}, "cluster|slots": {"cluster", "slots"}, "command": {"command"}, "cluster|info": {"cluster", "info"},
+		"cluster|nodes": {"cluster", "nodes"}, "asking": {"asking"}, "role": {"role"},
 	}
 	var ps []probe
 	for _, g := range Commands {
