@@ -161,7 +161,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	}()
 
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := startProvider(ctx, f.provider, f.image, f.spec)
+	topo, err := startProvider(ctx, f.provider, f.image, f.spec, compose.NativeOptions{})
 	if err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
