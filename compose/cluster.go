@@ -56,6 +56,9 @@ func StartCluster(ctx context.Context, opt NativeOptions) (*Cluster, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, opt.StartTimeout, &startTimeoutError{timeout: opt.StartTimeout})
 	defer cancel()
 	c := &Cluster{admin: newAdminConns()}
+	if c.admin.apply, err = opt.applyAdmin(); err != nil {
+		return nil, err
+	}
 	if err := c.start(ctx, bin, opt); err != nil {
 		c.Close()
 		return nil, err
@@ -77,12 +80,16 @@ func (c *Cluster) start(ctx context.Context, bin string, opt NativeOptions) erro
 			if err != nil {
 				return nil, err
 			}
-			return []string{
+			args := []string{
 				"--cluster-enabled", "yes",
 				"--cluster-config-file", clusterConfName, // relative: inside the node's dir
 				"--cluster-node-timeout", strconv.FormatInt(ClusterNodeTimeout.Milliseconds(), 10),
 				"--cluster-port", itoa(bus),
-			}, nil
+			}
+			if opt.TLS != nil {
+				args = append(args, "--tls-cluster", "yes")
+			}
+			return args, nil
 		})
 	})
 	c.masters, c.replicas = nodes[:ClusterMasters], nodes[ClusterMasters:]

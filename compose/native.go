@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // Defaults for NativeOptions, applied to its zero fields.
@@ -56,9 +58,69 @@ type NativeOptions struct {
 	// ExtraArgs are appended to the server's command line, after lockbench's own settings so
 	// they override them, e.g. {"--maxmemory", "100mb"}.
 	ExtraArgs []string
-	// TLS, if set, makes a single server (StartSingle) serve TLS only, on the port it picks.
-	// Sentinel and cluster starts do not take it yet.
+	// TLS, if set, makes every server serve TLS only, on the port it picks: data nodes,
+	// sentinels, replication (tls-replication) and a cluster's bus (tls-cluster).
 	TLS *NativeTLS
+	// Auth, if set, makes every server require an ACL user (see NativeAuth).
+	Auth *NativeAuth
+}
+
+// NativeAuth makes every server of a start require an ACL user: the default user is off, User
+// may do everything, replicas log in to their master as User (masteruser, masterauth), and
+// sentinels to the data nodes and to each other (sentinel auth-user and auth-pass,
+// sentinel-user and sentinel-pass); admin connections log in as User too. The password goes
+// into a config file (mode 0600, in the server's own dir), never on a command line, where every
+// user of the machine could read it. It is a plain value.
+type NativeAuth struct {
+	User, Password string
+}
+
+// secureConfName is the config file of a server started with NativeAuth, inside its dir.
+const secureConfName = "auth.conf"
+
+// check refuses what a config file cannot carry as one word.
+func (a *NativeAuth) check() error {
+	for _, v := range []string{a.User, a.Password} {
+		if v == "" || strings.ContainsAny(v, " \t\r\n\"'#") {
+			return fmt.Errorf("compose: NativeAuth: user and password must be non-empty words without quotes or #")
+		}
+	}
+	return nil
+}
+
+// conf is a data node's config file: the users, and how a replica logs in to its master.
+func (a *NativeAuth) conf() string {
+	return fmt.Sprintf("user default off\nuser %s on >%s ~* &* +@all\nmasteruser %s\nmasterauth %s\n", a.User, a.Password, a.User, a.Password)
+}
+
+// sentinelConf is what a sentinel's config adds: its users, and how it logs in to the data nodes
+// of master name and to the other sentinels.
+func (a *NativeAuth) sentinelConf(name string) string {
+	return fmt.Sprintf("user default off\nuser %s on >%s ~* &* +@all\nsentinel auth-user %s %s\nsentinel auth-pass %s %s\nsentinel sentinel-user %s\nsentinel sentinel-pass %s\n",
+		a.User, a.Password, name, a.User, name, a.Password, a.User, a.Password)
+}
+
+// applyAdmin returns what admin connections to servers started with opt add to their options:
+// the user and TLS; nil when opt has neither.
+func (o NativeOptions) applyAdmin() (func(*rueidis.ClientOption), error) {
+	if o.Auth == nil && o.TLS == nil {
+		return nil, nil
+	}
+	var cfg *tls.Config
+	if o.TLS != nil {
+		var err error
+		if cfg, err = o.TLS.readyConfig(); err != nil {
+			return nil, err
+		}
+	}
+	return func(c *rueidis.ClientOption) {
+		if o.Auth != nil {
+			c.Username, c.Password = o.Auth.User, o.Auth.Password
+		}
+		if cfg != nil {
+			c.TLSConfig = cfg.Clone()
+		}
+	}, nil
 }
 
 // NativeTLS makes a native server speak TLS only: redis-server's --tls-port on the picked port,
@@ -82,7 +144,7 @@ func (t *NativeTLS) args(port int) []string {
 	}
 	return []string{"--port", "0", "--tls-port", strconv.Itoa(port),
 		"--tls-cert-file", t.CertFile, "--tls-key-file", t.KeyFile, "--tls-ca-cert-file", t.CAFile,
-		"--tls-auth-clients", auth}
+		"--tls-auth-clients", auth, "--tls-replication", "yes"}
 }
 
 // readyConfig is the client TLS config of the readiness check: the server is ours, so its
@@ -107,6 +169,11 @@ func (o NativeOptions) withDefaults() (NativeOptions, error) {
 	}
 	if o.Host == "" {
 		o.Host = DefaultHost
+	}
+	if o.Auth != nil {
+		if err := o.Auth.check(); err != nil {
+			return o, err
+		}
 	}
 	switch {
 	case o.StartTimeout == 0:

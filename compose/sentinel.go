@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -72,6 +73,9 @@ func StartSentinel(ctx context.Context, opt NativeOptions, masterName string) (*
 	ctx, cancel := context.WithTimeoutCause(ctx, opt.StartTimeout, &startTimeoutError{timeout: opt.StartTimeout})
 	defer cancel()
 	s := &Sentinel{name: masterName, admin: newAdminConns()}
+	if s.admin.apply, err = opt.applyAdmin(); err != nil {
+		return nil, err
+	}
 	if err := s.start(ctx, bin, opt); err != nil {
 		s.Close()
 		return nil, err
@@ -105,8 +109,11 @@ func (s *Sentinel) start(ctx context.Context, bin string, opt NativeOptions) err
 
 	sbin, sargs := sentinelCommand(bin)
 	conf := sentinelConf(s.name, mhost, mport)
+	if opt.Auth != nil {
+		conf += opt.Auth.sentinelConf(s.name)
+	}
 	sentinels, err := startAll(SentinelCount, func() (*Single, error) {
-		return startSentinelProcess(ctx, sbin, sargs, opt.Host, conf)
+		return startSentinelProcess(ctx, sbin, sargs, opt.Host, conf, opt.TLS)
 	})
 	s.sentinels = sentinels
 	if err != nil {
@@ -266,7 +273,7 @@ func sentinelConf(name, host, port string) string {
 
 // startSentinelProcess starts one sentinel with its own copy of conf, retrying on a new port if
 // another process takes the one picked.
-func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, host, conf string) (*Single, error) {
+func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, host, conf string, tlsOpt *NativeTLS) (*Single, error) {
 	return startWithPortRetry(ctx, host, func(port int) (*Single, error) {
 		addr := net.JoinHostPort(host, itoa(port))
 		// The config file must come first: redis-server reads only its first argument as one.
@@ -276,10 +283,19 @@ func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, ho
 			"--protected-mode", "no",
 			"--daemonize", "no",
 		)
+		var readyTLS *tls.Config
+		if tlsOpt != nil {
+			var err error
+			if readyTLS, err = tlsOpt.readyConfig(); err != nil {
+				return nil, err
+			}
+			args = append(args, tlsOpt.args(port)...) // tls-replication: to the data nodes and the other sentinels
+		}
 		p, err := startProcessWithFiles(bin, args, map[string]string{sentinelConfName: conf})
 		if err != nil {
 			return nil, err
 		}
+		p.tls = readyTLS
 		if err := waitReady(ctx, p, addr); err != nil {
 			_ = p.stop(stopGrace)
 			return nil, &startError{addr: addr, pid: p.pid(), cause: err, logTail: lastLines(p.log(), logTailLines)}

@@ -93,7 +93,13 @@ func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int)
 		args = append(args, opt.TLS.args(port)...)
 	}
 	args = append(args, opt.ExtraArgs...)
-	p, err := startProcess(bin, args)
+	var files map[string]string
+	if opt.Auth != nil {
+		// The config file must come first: redis-server reads only its first argument as one.
+		args = append([]string{secureConfName}, args...)
+		files = map[string]string{secureConfName: opt.Auth.conf()}
+	}
+	p, err := startProcessWithFiles(bin, args, files)
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,8 @@ func newEnvFor(t testing.TB, opt rueidis.ClientOption, masters []string, sharded
 	t.Cleanup(rdb.Close)
 	e.rdb = rdb
 	for _, addr := range masters {
-		m, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true})
+		m, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true,
+			Username: opt.Username, Password: opt.Password, TLSConfig: opt.TLSConfig})
 		if err != nil {
 			t.Fatalf("client for %s: %v", addr, err)
 		}
@@ -85,6 +86,7 @@ func (e *testEnv) client(t testing.TB, opt Options) *Client {
 	}
 	opt.Redis.InitAddress = e.opt.InitAddress
 	opt.Redis.Sentinel = e.opt.Sentinel
+	opt.Redis.Username, opt.Redis.Password, opt.Redis.TLSConfig = e.opt.Username, e.opt.Password, e.opt.TLSConfig
 	c, err := New(opt)
 	if err != nil {
 		t.Fatalf("lockcore.New: %v", err)

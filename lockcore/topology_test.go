@@ -1,9 +1,15 @@
 package lockcore
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
 	"testing"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/conn/conntest"
 	"github.com/redis/rueidis"
 )
 
@@ -89,4 +95,77 @@ func TestSemanticsOnSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	runSemantics(t, newEnvFor(t, opt, []string{master}, false))
+}
+
+// On topologies started with an ACL user and TLS only on every node (replication, the cluster
+// bus and the sentinels included), the suite runs in the default queue mode: what differs is
+// how clients connect, not the lock.
+func TestSemanticsSecure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a single server, a sentinel deployment and a cluster")
+	}
+	ca := conntest.NewCA(t, "lockcore test CA")
+	cert, key := ca.Issue(t, conntest.Cert{})
+	native := compose.NativeOptions{
+		TLS:  &compose.NativeTLS{CertFile: cert, KeyFile: key, CAFile: ca.CertFile},
+		Auth: &compose.NativeAuth{User: "bench", Password: "pw-secure-semantics"},
+	}
+	pem, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	trust := &tls.Config{RootCAs: pool}
+	secure := func(o rueidis.ClientOption) rueidis.ClientOption {
+		o.Username, o.Password, o.TLSConfig = "bench", "pw-secure-semantics", trust
+		return o
+	}
+	started := func(top compose.Topology, err error) {
+		t.Helper()
+		if errors.Is(err, compose.ErrRedisServerNotFound) && os.Getenv("CI") == "" {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { top.Close() })
+	}
+	run := func(t *testing.T, e *testEnv) {
+		e.mode = queueModes[0]
+		for _, tc := range semantics {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Cleanup(func() {
+					if t.Failed() {
+						e.onMasters(t, "FLUSHALL")
+					}
+				})
+				tc.run(t, e)
+			})
+		}
+	}
+
+	single, err := compose.StartSingle(t.Context(), native)
+	started(single, err)
+	t.Run("single", func(t *testing.T) {
+		run(t, newEnvFor(t, secure(rueidis.ClientOption{InitAddress: single.Addrs()}), single.Addrs(), false))
+	})
+
+	sent, err := compose.StartSentinel(t.Context(), native, "")
+	started(sent, err)
+	t.Run("sentinel", func(t *testing.T) {
+		master, err := sent.MasterAddr(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := secure(rueidis.ClientOption{InitAddress: sent.Addrs(), Sentinel: rueidis.SentinelOption{MasterSet: sent.MasterName(),
+			Username: "bench", Password: "pw-secure-semantics", TLSConfig: trust}})
+		run(t, newEnvFor(t, opt, []string{master}, false))
+	})
+
+	cl, err := compose.StartCluster(t.Context(), native)
+	started(cl, err)
+	t.Run("cluster", func(t *testing.T) {
+		run(t, newEnvFor(t, secure(rueidis.ClientOption{InitAddress: cl.Addrs()}), cl.Masters(), true))
+	})
 }

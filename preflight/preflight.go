@@ -17,12 +17,15 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// unknown is RDBSave when CONFIG GET was refused.
+const unknown = "unknown"
+
 // Pings is how many PINGs Inspect sends, one at a time, for the round trip.
 const Pings = 10
 
 // Inspect reads the preflight of the data node at addr, whose role the caller knows, over c
 // (a single-node client). CONFIG GET may be refused to a least-privilege user: the save
-// schedule is then "unknown". It is safe for concurrent use with distinct nodes.
+// schedule is then "unknown", and Warnings says so. It is safe for concurrent use with distinct nodes.
 func Inspect(ctx context.Context, c rueidis.Client, addr, role string) (results.DeploymentNode, error) {
 	n := results.DeploymentNode{Addr: addr, Role: role}
 	info := map[string]string{}
@@ -44,7 +47,7 @@ func Inspect(ctx context.Context, c rueidis.Client, addr, role string) (results.
 	n.Replicas, _ = strconv.Atoi(info["connected_slaves"])
 	n.MaxClients, _ = strconv.Atoi(info["maxclients"])
 	n.ConnectedClients, _ = strconv.Atoi(info["connected_clients"])
-	n.RDBSave = "unknown"
+	n.RDBSave = unknown
 	if cfg, err := c.Do(ctx, c.B().ConfigGet().Parameter("save", "appendfsync").Build()).AsStrMap(); err == nil {
 		n.RDBSave, n.AOFFsync = cfg["save"], cfg["appendfsync"]
 	}
@@ -71,6 +74,9 @@ func Warnings(nodes []results.DeploymentNode, kind string, concurrency int) []st
 		versions[n.Version] = true
 		if n.Maxmemory > 0 && n.MaxmemoryPolicy != "noeviction" {
 			w = append(w, fmt.Sprintf("%s: maxmemory-policy %s with maxmemory %d: when memory runs out Redis evicts keys, lock keys too (they have a TTL), and a held lock vanishes; locks want noeviction", n.Addr, n.MaxmemoryPolicy, n.Maxmemory))
+		}
+		if n.RDBSave == unknown {
+			w = append(w, n.Addr+": CONFIG GET is not allowed (a least-privilege user: NOPERM), so the save schedule and appendfsync are unknown and lockbench cannot warn about persistence; check them as an admin")
 		}
 		if n.Role == "master" {
 			switch {

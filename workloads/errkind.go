@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"os"
+
+	"github.com/lockbench/lockbench/acl"
 )
 
 // Error kinds the cycles count (see results.Recorder.Error) for a failed acquisition or
@@ -21,14 +23,22 @@ const (
 	// failed". A release still hanging when the run's release grace ends is cancelled, not timed
 	// out, and stays kindRelease.
 	kindTimeout = "timeout"
+	// KindACLRefused is an acquisition or release the server refused the ACL user: a command,
+	// key or channel it may not use (NOPERM). It is the deployment's setup, not the lock, and
+	// lockbench run names what the user lacks (see package acl).
+	KindACLRefused = "acl_refused"
 )
 
 // failureKind returns the error kind of an operation op (kindAcquire or kindRelease) that failed
-// with err: kindTimeout when err is a deadline, op otherwise. The run's own end is not a failure
+// with err: kindTimeout when err is a deadline, KindACLRefused when the ACL user may not do
+// it, op otherwise. The run's own end is not a failure
 // and is handled before this (see cycleBase.acquireFailed).
 func failureKind(op string, err error) string {
 	if isTimeout(err) {
 		return kindTimeout
+	}
+	if acl.IsRefusal(err) {
+		return KindACLRefused
 	}
 	return op
 }

@@ -20,6 +20,7 @@ Usage:
   lockbench down [flags]    stop a topology started by lockbench up
   lockbench status [flags]  list the running topologies and PING their nodes
   lockbench check --addr A  preflight of a deployment: version, eviction, persistence, replicas, limits, RTT; warnings
+  lockbench acl [flags]     print the ACL SETUSER line of a least-privilege Redis user for lockbench
   lockbench sweep [flags]   step the load up and find each driver's knee under a latency SLO
   lockbench compare BASE NEW  regression gate: compare two sets of result files, exit 1 on a regression
   lockbench worker [flags]  one generator process of a run made by several (what run --procs starts; for orchestrators)
@@ -49,6 +50,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"down":    downCommand,
 		"status":  statusCommand,
 		"check":   checkCommand,
+		"acl":     aclCommand,
 		"image":   imageCommand,
 		"compare": compareCommand,
 		"export":  exportCommand,

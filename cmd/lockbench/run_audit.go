@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/lockbench/lockbench/acl"
 
 	"github.com/lockbench/lockbench/audit"
 	"github.com/lockbench/lockbench/results"
@@ -16,7 +17,7 @@ import (
 func (r *runner) auditRun(ctx context.Context, run *results.Run) {
 	pattern := "*"
 	if r.tgt.provider == providerAttached {
-		pattern = "*" + globEscape(r.f.cfg.KeyPrefix) + "*"
+		pattern = "*" + acl.GlobEscape(r.f.cfg.KeyPrefix) + "*"
 	}
 	var masters []audit.Master
 	for _, n := range r.tgt.masters() {

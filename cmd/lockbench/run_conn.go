@@ -14,8 +14,12 @@ import (
 // topology check, lockbench's INFO connections and every driver take.
 type connFlags struct {
 	opt      conn.Options
-	settings *conn.Settings // after check; nil when lockbench starts the deployment
+	settings *conn.Settings // after check with --addr; for a topology lockbench starts, after it started
 	child    []string       // after check: the flags a generator process is given
+	// auth and opt.TLS without --addr: lockbench starts its topology with an ACL user and a
+	// random password, and TLS only (see secureStart).
+	auth        bool
+	startSecure bool // after check: no --addr, and --auth or --tls
 }
 
 // add registers the flags. The addresses themselves are --addr (run.go).
@@ -24,7 +28,8 @@ func (c *connFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&c.opt.PasswordFile, "password-file", "", "read the data nodes' password from the first line of this file (default: $"+conn.EnvPassword+", else $"+conn.EnvRedisCLIAuth+"); a password in a redis:// URL works too, with a warning: it shows in the process list")
 	fs.StringVar(&c.opt.SentinelUser, "sentinel-user", "", "ACL user on the sentinels, for --topology sentinel when they have their own")
 	fs.StringVar(&c.opt.SentinelPasswordFile, "sentinel-password-file", "", "the sentinels' own password, first line of this file (default: $"+conn.EnvSentinelPassword+")")
-	fs.BoolVar(&c.opt.TLS, "tls", false, "connect with TLS (rediss:// and every --tls-* flag turn it on too)")
+	fs.BoolVar(&c.opt.TLS, "tls", false, "connect with TLS (rediss:// and every --tls-* flag turn it on too); without --addr, start the topology TLS only, with a throwaway CA")
+	fs.BoolVar(&c.auth, "auth", false, "without --addr: start every node of the topology with an ACL user and a random password (replication and sentinels included)")
 	fs.StringVar(&c.opt.CAFile, "tls-ca-file", "", "PEM CA certificates that sign the servers' certificates (default: the system's)")
 	fs.StringVar(&c.opt.CertFile, "tls-cert-file", "", "client certificate (PEM), for servers that demand one (tls-auth-clients yes); with --tls-key-file")
 	fs.StringVar(&c.opt.KeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
@@ -40,11 +45,15 @@ var connFlagNames = []string{"user", "password-file", "sentinel-user", "sentinel
 func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, netem bool) string {
 	if len(addrs) == 0 {
 		for _, name := range connFlagNames {
-			if fs.Changed(name) {
-				return "--" + name + " is for a deployment given with --addr; the Redis lockbench starts has no password or TLS"
+			if fs.Changed(name) && name != "tls" {
+				return "--" + name + " is for a deployment given with --addr; for the Redis lockbench starts, --auth and --tls make the user, password and certificates"
 			}
 		}
+		c.startSecure = c.auth || c.opt.TLS
 		return ""
+	}
+	if c.auth {
+		return "--auth is for the topology lockbench starts; for yours, give --user and --password-file"
 	}
 	c.opt.Addrs, c.opt.Topology = addrs, spec.Kind
 	s, err := conn.New(c.opt)

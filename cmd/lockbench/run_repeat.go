@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -113,7 +114,10 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		return
 	case err != nil:
 		r.failed = true
-		ui.line("lockbench run: %s: %v", name, err)
+		ui.line("lockbench run: %s: %v", name, r.tgt.conn.Redact(err.Error()))
+		if acl.IsRefusal(err) {
+			ui.line("lockbench run: %s: %s", name, r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))
+		}
 		return
 	}
 	run.Round = round
@@ -132,6 +136,10 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	} else if run.Errors > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
+	}
+	if run.ErrorsByKind[workloads.KindACLRefused] > 0 {
+		r.failed = true
+		ui.line("lockbench run: %s: %d operations refused by the server's ACL: %s", name, run.ErrorsByKind[workloads.KindACLRefused], r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))
 	}
 	if run.Violations > 0 {
 		r.failed = true

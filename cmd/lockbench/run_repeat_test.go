@@ -82,18 +82,3 @@ func TestSafetySummary(t *testing.T) {
 		}
 	}
 }
-
-func TestGlobEscape(t *testing.T) {
-	tests := map[string]string{
-		"lockbench:": "lockbench:",
-		"bench[1]:":  `bench\[1\]:`,
-		"a*b?c":      `a\*b\?c`,
-		`back\slash`: `back\\slash`,
-		"{tag}-x^":   "{tag}-x^",
-	}
-	for in, want := range tests {
-		if got := globEscape(in); got != want {
-			t.Errorf("globEscape(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

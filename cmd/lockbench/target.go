@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,7 @@ type target struct {
 	nodes    []inspectNode // masters and replicas; sentinels hold no lock keys
 	net      *netem.Net    // --net: the drivers dial through it; nil dials directly
 	ui       *progressUI
+	secure   *secureStart // --auth, --tls on a topology lockbench started: removed by close
 }
 
 type inspectNode struct {
@@ -68,13 +70,35 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		ui.line("attaching to the %s deployment at %s", f.spec, t.conn)
 		t.topo, err = compose.AttachWith(ctx, f.spec, t.conn)
 	} else {
-		ui.line("starting a private %s topology (%s; use --addr to attach to an existing Redis)", f.spec, f.provider)
-		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec)
+		var native compose.NativeOptions
+		if f.conn.startSecure {
+			dir, derr := os.MkdirTemp("", "lockbench-secure-")
+			if derr != nil {
+				return nil, derr
+			}
+			os.Remove(dir) // newSecureStart makes it, 0700
+			if t.secure, err = newSecureStart(dir, f.conn.auth, f.conn.opt.TLS); err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+			native = t.secure.native
+		}
+		ui.line("starting a private %s topology (%s%s; use --addr to attach to an existing Redis)", f.spec, f.provider, t.secureDesc())
+		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec, native)
 	}
 	if err != nil {
+		t.removeSecure()
 		return nil, err
 	}
 	onStart(t.topo)
+	if t.secure != nil {
+		if t.conn, err = t.secure.settings(f.spec, t.topo); err != nil {
+			t.close()
+			return nil, err
+		}
+		// Drivers, generator processes and the target all connect with the same settings.
+		f.conn.settings, f.conn.child = t.conn, t.secure.flags(f.spec.Kind, false)
+	}
 	t.desc = t.topo.Describe()
 	if t.provider != providerAttached {
 		for _, n := range t.desc.Nodes {
@@ -173,7 +197,7 @@ func (t *target) info() *results.Topology {
 	for _, n := range t.desc.Nodes {
 		ti.Nodes = append(ti.Nodes, results.TopologyNode{Addr: n.Addr, Role: n.Role})
 	}
-	if t.provider == providerAttached {
+	if t.provider == providerAttached || t.secure != nil {
 		ti.Connection = t.conn.Describe()
 	}
 	return ti
@@ -268,6 +292,29 @@ func (t *target) close() {
 		t.net.Close()
 	}
 	t.topo.Close()
+	t.removeSecure()
+}
+
+// secureDesc says how a topology lockbench starts is protected, for the start line.
+func (t *target) secureDesc() string {
+	switch s := t.secure; {
+	case s == nil:
+		return ""
+	case s.auth && s.tls:
+		return ", an ACL user with a random password, TLS only"
+	case s.auth:
+		return ", an ACL user with a random password"
+	}
+	return ", TLS only"
+}
+
+// removeSecure deletes the password and certificates of a secure start.
+func (t *target) removeSecure() {
+	if t.secure != nil {
+		if err := t.secure.remove(); err != nil {
+			t.ui.line("warning: %v", err)
+		}
+	}
 }
 
 // deployment runs the preflight on every data node (package preflight); a node that does not

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lockbench/lockbench/acl"
 	"github.com/redis/rueidis"
 )
 
@@ -39,7 +40,7 @@ func (t *target) clean(ctx context.Context, prefix string) (int64, error) {
 func (n inspectNode) deleteMatching(ctx context.Context, prefix string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanTimeout)
 	defer cancel()
-	pattern := "*" + globEscape(prefix) + "*"
+	pattern := "*" + acl.GlobEscape(prefix) + "*"
 	var deleted int64
 	cursor := uint64(0)
 	for {
@@ -70,16 +71,26 @@ func (n inspectNode) deleteMatching(ctx context.Context, prefix string) (int64, 
 	}
 }
 
-// globEscape quotes the characters Redis glob patterns treat specially, so a prefix such as
-// "bench[1]:" matches itself only.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
+// explainRefusal says what the server's ACL refuses lockbench's user, found with acl.Diagnose
+// on the first master: the commands, keys or channels by name, and how to fix it.
+func (t *target) explainRefusal(ctx context.Context, prefix string) string {
+	user := t.conn.User()
+	if user == "" {
+		user = "default"
 	}
-	return b.String()
+	fix := fmt.Sprintf("'lockbench acl --key-prefix %s --user %s' prints the rules a lockbench user needs", prefix, user)
+	ms := t.masters()
+	if len(ms) == 0 {
+		return fix
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), inspectTimeout)
+	defer cancel()
+	refused, err := acl.Diagnose(ctx, ms[0].c, prefix)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("user %q may not run a command lockbench needs (NOPERM; %v); %s", user, t.conn.Redact(err.Error()), fix)
+	case len(refused) == 0:
+		return fmt.Sprintf("user %q was refused a command, key or channel (NOPERM), but %s now allows everything lockbench checks; %s", user, ms[0].addr, fix)
+	}
+	return fmt.Sprintf("user %q may not use %s on %s; %s", user, strings.Join(refused, ", "), ms[0].addr, fix)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +49,8 @@ type upFlags struct {
 	image    string
 	name     string
 	stateDir string
+	auth     bool
+	tls      bool
 }
 
 func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
@@ -61,6 +64,8 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringVar(&f.name, "name", defaultUpName, "name of this topology, so that several can run at once; down and status take it too")
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files that down and status read")
+	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
+	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
 	help := fs.BoolP("help", "h", false, "show this help")
 
 	bad := func(format string, a ...any) (*upFlags, int, bool) {
@@ -107,6 +112,9 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	}
 	if err := checkName(f.name); err != nil {
 		return bad("%v", err)
+	}
+	if (f.auth || f.tls) && f.provider != providerNative {
+		return bad("--auth and --tls are for --provider native; the docker provider starts nodes without them")
 	}
 	if f.stateDir == "" {
 		return bad("--state-dir must not be empty")
@@ -155,13 +163,30 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 			// Native nodes die with us (compose sets a parent-death signal); containers are
 			// removed by testcontainers' reaper once our session ends.
 			os.Remove(path)
+			os.RemoveAll(secretsPath(f.stateDir, f.name))
 			os.Exit(exitInterrupted)
 		case <-stopped:
 		}
 	}()
 
+	var native compose.NativeOptions
+	if f.auth || f.tls {
+		// Beside the state file, so that the run line can name them for as long as the
+		// topology runs; removed when it stops.
+		sec, err := newSecureStart(secretsPath(f.stateDir, f.name), f.auth, f.tls)
+		if err != nil {
+			logf("%v", err)
+			return exitFailure
+		}
+		defer sec.remove()
+		native = sec.native
+		st.Secure = &upSecure{TLS: f.tls, CAFile: sec.caFile, PasswordFile: sec.passwordFile}
+		if f.auth {
+			st.Secure.User = secureUser
+		}
+	}
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := startProvider(ctx, f.provider, f.image, f.spec)
+	topo, err := startProvider(ctx, f.provider, f.image, f.spec, native)
 	if err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
@@ -230,5 +255,21 @@ func runLine(st upState) string {
 	if st.Description.MasterName != "" {
 		line += " --master-name " + st.Description.MasterName
 	}
+	if sec := st.Secure; sec != nil {
+		if sec.TLS {
+			line += " --tls --tls-ca-file " + sec.CAFile
+		}
+		if sec.User != "" {
+			line += " --user " + sec.User + " --password-file " + sec.PasswordFile
+			if st.Description.Kind == compose.KindSentinel {
+				line += " --sentinel-user " + sec.User + " --sentinel-password-file " + sec.PasswordFile
+			}
+		}
+	}
 	return line
+}
+
+// secretsPath is the directory of the password and certificates of the topology named name.
+func secretsPath(stateDir, name string) string {
+	return filepath.Join(stateDir, name+".secrets")
 }

@@ -136,7 +136,7 @@ func TestUpStatusDown(t *testing.T) {
 			}
 			addrs := strings.Split(sum["addr"][0], ",")
 			for _, a := range addrs {
-				if err := pingNode(a, 2*time.Second); err != nil {
+				if err := pingNode(a, 2*time.Second, false); err != nil {
 					t.Errorf("PING %s: %v", a, err)
 				}
 			}

@@ -47,6 +47,19 @@ type upState struct {
 	Description *compose.Description `json:"description,omitempty"`
 	// NodePids are the node processes of a native topology, for down to check they are gone.
 	NodePids []int `json:"node_pids,omitempty"`
+	// Secure is how clients connect to a topology started with --auth or --tls; nil without.
+	Secure *upSecure `json:"secure,omitempty"`
+}
+
+// upSecure is where the credentials of a topology started with --auth or --tls are: files,
+// never the password itself.
+type upSecure struct {
+	// User and PasswordFile are the ACL user and the file with its password (--auth).
+	User         string `json:"user,omitempty"`
+	PasswordFile string `json:"password_file,omitempty"`
+	// TLS says the nodes speak TLS only; CAFile is the CA that signed their certificates.
+	TLS    bool   `json:"tls,omitempty"`
+	CAFile string `json:"ca_file,omitempty"`
 }
 
 // errUpRunning is returned by claimState when a live up already owns the name.

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/lockbench/lockbench/acl"
+	"github.com/lockbench/lockbench/workloads"
+	"github.com/spf13/pflag"
+)
+
+const aclExamples = `
+Examples:
+  # The user for runs with --key-prefix bench:, its password from a file (given to Redis hashed):
+  lockbench acl --key-prefix bench: --user bench --password-file pass | redis-cli -h redis.internal --user admin
+  # (redis-cli takes the admin's password from $REDISCLI_AUTH). ACLs are per node: on a cluster
+  # or a sentinel deployment, run it on every data node; save it with ACL SAVE or in the config.
+
+  # Then run as that user:
+  lockbench run --addr redis://bench@redis.internal:6379 --password-file pass --key-prefix bench:
+
+Output (stdout): one ACL SETUSER line that redis-cli reads back as it is. It grants the commands
+lockbench's drivers, their lock scripts and lockbench itself send, on the keys and pub/sub
+channels of --key-prefix only; 'reset' first, so a user of that name loses whatever it had.
+With --explain, stderr says why each command is there. Not granted: FLUSHALL, CONFIG (the
+preflight then cannot read the save schedule, and says so), KEYS, ACL. Needs Redis 6.2 (pub/sub
+channel rules); a run names what a user lacks on Redis 7.0 and later.
+`
+
+// aclCommand is lockbench acl: the least-privilege user for runs with a key prefix.
+func aclCommand(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("lockbench acl", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	var o acl.Options
+	var pwFile string
+	fs.StringVar(&o.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "the --key-prefix of the runs: the user gets the keys and channels of lock names starting with it")
+	fs.StringVar(&o.User, "user", acl.DefaultUser, "the user's name")
+	fs.StringVar(&pwFile, "password-file", "", "the user's password, first line of this file; the line carries its SHA-256, never the password (default: none, the user cannot log in until you add one)")
+	fs.IntVar(&o.DB, "db", 0, "the database the runs use (a URL's /db), when not 0")
+	explain := fs.Bool("explain", false, "say on stderr why each command is granted")
+	help := fs.BoolP("help", "h", false, "show this help")
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lockbench acl: "+format+"\nRun 'lockbench acl --help' for usage.\n", a...)
+		return exitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		return bad("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, "Usage: lockbench acl [--key-prefix P] [--user NAME] [--password-file F]\n\nPrint the ACL SETUSER line of a Redis user that may run lockbench and nothing else.\n\nFlags:\n%s%s", fs.FlagUsages(), aclExamples)
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if strings.TrimSpace(o.KeyPrefix) == "" {
+		return bad("--key-prefix must not be empty: the user would get every key")
+	}
+	if strings.ContainsAny(o.KeyPrefix, " \t\r\n") {
+		return bad("--key-prefix %q: Redis refuses spaces in ACL key patterns: pick a prefix without", o.KeyPrefix)
+	}
+	if o.User == "" || strings.ContainsAny(o.User, " \t\r\n") {
+		return bad("--user %q: want a name without spaces", o.User)
+	}
+	if o.DB < 0 {
+		return bad("--db %d must not be negative", o.DB)
+	}
+	if pwFile != "" {
+		b, err := os.ReadFile(pwFile)
+		if err != nil {
+			return bad("--password-file: %v", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		if o.Password = strings.TrimSuffix(line, "\r"); o.Password == "" {
+			return bad("--password-file %s is empty: its first line must be the password", pwFile)
+		}
+	}
+	fmt.Fprintln(stdout, acl.Line(acl.SetUser(o)))
+	if pwFile == "" {
+		fmt.Fprintf(stderr, "lockbench acl: no --password-file: user %s has no password and cannot log in until you add one (ACL SETUSER %s >password)\n", o.User, o.User)
+	}
+	if *explain {
+		for _, g := range acl.Commands {
+			fmt.Fprintf(stderr, "+%-16s %s\n", g.Name, g.Why)
+		}
+		fmt.Fprintf(stderr, "keys:     %s\nchannels: %s\n", strings.Join(acl.KeyPatterns(o.KeyPrefix), " "), strings.Join(acl.ChannelPatterns(o.KeyPrefix), " "))
+	}
+	return exitOK
+}

@@ -1,0 +1,121 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Item 5 of issue 22: every driver on single, sentinel and cluster topologies lockbench starts
+// with an ACL user and TLS only on every node.
+func TestRunSecureTopologies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sentinel deployment and a cluster")
+	}
+	all := "lockcore,redisson,redsync,redislock,rueidislock,naive"
+	for _, topology := range []string{"single", "sentinel", "cluster"} {
+		t.Run(topology, func(t *testing.T) {
+			dir := t.TempDir()
+			errb := &syncBuffer{}
+			cmd := lockbench(t, errb, "run", "--topology", topology, "--auth", "--tls", "--driver", all,
+				"--concurrency", "2", "--keys", "10", "--duration", "500ms", "--warmup", "100ms", "--out", dir)
+			code, out := finish(t, cmd, errb)
+			if code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
+			}
+			f := readResult(t, dir)
+			ran := map[string]bool{}
+			for _, r := range f.Runs {
+				ran[r.Driver] = true
+				if r.Acquisitions == 0 || r.Violations != 0 || r.Errors != 0 || !r.Complete {
+					t.Errorf("%s: %d acquisitions, violations %d, errors %d %v, complete %v", r.Driver, r.Acquisitions, r.Violations, r.Errors, r.ErrorsByKind, r.Complete)
+				}
+			}
+			for _, d := range strings.Split(all, ",") {
+				if !ran[d] {
+					t.Errorf("driver %s did not run (skipped: %+v)", d, f.Skipped)
+				}
+			}
+			c := f.Topology.Connection
+			if c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
+				t.Errorf("result's connection = %v", c)
+			}
+			if topology == "sentinel" && c["sentinel_auth"] != "user lockbench, password" {
+				t.Errorf("result's connection = %v", c)
+			}
+			if !strings.Contains(errb.String(), "an ACL user with a random password, TLS only") {
+				t.Errorf("stderr does not say the topology is secure:\n%s", errb)
+			}
+		})
+	}
+}
+
+// up --auth --tls keeps a secure topology running; the run line it prints names the CA and the
+// password file (0600), never the password, and works as printed; down removes them.
+func TestUpSecure(t *testing.T) {
+	dir := t.TempDir()
+	up := spawnUp(t, nil, "--topology", "single", "--auth", "--tls", "--state-dir", dir, "--name", "sec")
+	sum := up.summary(t)
+	run := sum["run"][0]
+	secrets := secretsPath(dir, "sec")
+	for _, want := range []string{"--tls --tls-ca-file " + filepath.Join(secrets, "ca.crt"), "--user lockbench --password-file " + filepath.Join(secrets, "password")} {
+		if !strings.Contains(run, want) {
+			t.Errorf("run line lacks %q: %s", want, run)
+		}
+	}
+	pw, err := os.ReadFile(filepath.Join(secrets, "password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"password", "ca.crt"} {
+		if fi, err := os.Stat(filepath.Join(secrets, name)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v", name, err, fi.Mode())
+		}
+	}
+	if code, out, errs := lockbenchIn("status", "--state-dir", dir); code != exitOK || strings.Count(out, " ok\n") != 1 {
+		t.Errorf("status: exit %d\n%s%s", code, out, errs)
+	}
+	args := strings.Fields(run)[1:]
+	args = append(args, "--driver", "lockcore,naive", "--duration", "300ms", "--warmup", "0s", "--concurrency", "2", "--keys", "10", "--no-results")
+	code, out, errs := lockbenchIn(args...)
+	if code != exitOK || !strings.Contains(out, "acq/s") {
+		t.Errorf("lockbench %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	// Without the credentials, the same topology refuses lockbench: it is bad input, exit 2.
+	if code, _, errs := lockbenchIn("run", "--addr", sum["addr"][0], "--tls", "--tls-ca-file", filepath.Join(secrets, "ca.crt"), "--no-results", "--duration", "100ms"); code != exitUsage || !strings.Contains(errs, "NOAUTH") && !strings.Contains(errs, "requires a password") {
+		t.Errorf("run without the password: exit %d\n%s", code, errs)
+	}
+	if code, out, errs := lockbenchIn("down", "--name", "sec", "--state-dir", dir); code != exitOK {
+		t.Fatalf("down: exit %d\n%s%s", code, out, errs)
+	}
+	if code := up.exit(t); code != exitOK {
+		t.Fatalf("up exited %d\n%s", code, up.stderr)
+	}
+	if _, err := os.Stat(secrets); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the secrets are still there after down: %v", err)
+	}
+	if p := strings.TrimSpace(string(pw)); strings.Contains(up.stdout.String()+up.stderr.String()+out+errs, p) {
+		t.Error("the password was printed")
+	}
+}
+
+func TestSecureFlagsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--auth", "--addr", "127.0.0.1:1"}, "--auth is for the topology lockbench starts"},
+		{[]string{"run", "--tls-ca-file", "x"}, "--tls-ca-file is for a deployment given with --addr"},
+		{[]string{"run", "--auth", "--provider", "docker", "--no-results"}, "--auth and --tls are for --provider native"},
+		{[]string{"up", "--auth", "--provider", "docker"}, "--auth and --tls are for --provider native"},
+	} {
+		code, _, errs := lockbenchIn(c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+}
