@@ -396,34 +396,8 @@ func TestRemoteWaiterGetsHotLock(t *testing.T) {
 	hot := e.client(t, Options{})
 	remote := e.client(t, Options{NoLocalQueue: true})
 	ctx := ctxT(t, 60*time.Second)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var hotGrants atomic.Int64
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := hot.NewOwner()
-			m := hot.Mutex("contended")
-			for i := 0; i < 1_000_000; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := m.Lock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-				hotGrants.Add(1)
-				if err := m.Unlock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	waitFor(t, func() bool { return hotGrants.Load() > 1000 })
+	stop, hotGrants := hotLock(t, ctx, hot, "contended", 8)
+	defer stop()
 	o := remote.NewOwner()
 	m := remote.Mutex("contended")
 	var waits []time.Duration
@@ -437,8 +411,7 @@ func TestRemoteWaiterGetsHotLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	var worst, total time.Duration
 	for _, w := range waits {
 		worst = max(worst, w)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,4 +247,40 @@ func tableLeases(c *Client) []tableLease {
 		s.mu.Unlock()
 	}
 	return out
+}
+
+// hotLock keeps the Mutex name of c busy with workers goroutines that lock and unlock it back to
+// back, until the returned stop is called (it waits for them). grants counts their grants.
+func hotLock(t *testing.T, ctx context.Context, c *Client, name string, workers int) (stop func(), grants *atomic.Int64) {
+	t.Helper()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	grants = new(atomic.Int64)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := c.NewOwner()
+			m := c.Mutex(name)
+			for i := 0; i < 10_000_000; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := m.Lock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+				grants.Add(1)
+				if err := m.Unlock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, func() bool { return grants.Load() > 1000 })
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }, grants
 }

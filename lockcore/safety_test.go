@@ -494,34 +494,8 @@ func TestPollerGetsHotLock(t *testing.T) {
 			hot := e.client(t, mode.opt)
 			name := "polled-" + mode.name
 			ctx := ctxT(t, 60*time.Second)
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			var grants atomic.Int64
-			for range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					o := hot.NewOwner()
-					m := hot.Mutex(name)
-					for i := 0; i < 10_000_000; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if err := m.Lock(ctx, o); err != nil {
-							t.Error(err)
-							return
-						}
-						grants.Add(1)
-						if err := m.Unlock(ctx, o); err != nil {
-							t.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			waitFor(t, func() bool { return grants.Load() > 1000 })
+			stop, grants := hotLock(t, ctx, hot, name, 8)
+			defer stop()
 			// The poller: Redisson's lock and unlock scripts, as a Java client sends them.
 			const field = "redisson-poller:1"
 			var polls, wins int
@@ -546,8 +520,7 @@ func TestPollerGetsHotLock(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			worst = max(worst, time.Since(last))
-			close(stop)
-			wg.Wait()
+			stop()
 			t.Logf("%s: poller won %d of %d polls, longest without a grant %v; hot client %d grants, %+v",
 				mode.name, wins, polls, worst, grants.Load(), hot.Stats())
 			// The lock is left free for HandoffYield (2 ms) after every chain of at most
@@ -583,34 +556,8 @@ func TestFarWaiterGetsHotLock(t *testing.T) {
 	}
 	t.Cleanup(far.Close)
 	ctx := ctxT(t, 60*time.Second)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var hotGrants atomic.Int64
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := hot.NewOwner()
-			m := hot.Mutex("far")
-			for i := 0; i < 10_000_000; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := m.Lock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-				hotGrants.Add(1)
-				if err := m.Unlock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	waitFor(t, func() bool { return hotGrants.Load() > 1000 })
+	stop, hotGrants := hotLock(t, ctx, hot, "far", 8)
+	defer stop()
 	o := far.NewOwner()
 	m := far.Mutex("far")
 	var worst, total time.Duration
@@ -626,8 +573,7 @@ func TestFarWaiterGetsHotLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	t.Logf("far waiter (1ms round trip): mean wait %v, worst %v; hot client %d grants, %+v",
 		total/rounds, worst, hotGrants.Load(), hot.Stats())
 	// Not a performance figure: a chain lasts at most HandoffWindow (5 ms) and then the lock is
