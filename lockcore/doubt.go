@@ -144,6 +144,12 @@ func (c *Client) doubt(name, field string) {
 	}
 }
 
+// isRedisReply reports whether err is an answer from Redis (an error reply, nil included).
+func isRedisReply(err error) bool {
+	_, ok := rueidis.IsRedisErr(err)
+	return ok
+}
+
 // unknownOutcome reports whether err leaves it unknown whether a call ran: anything but a reply
 // from Redis (an error reply, nil included, is an answer) and a wait that ended before the call
 // was sent (the batch queue returns ctx's error then).

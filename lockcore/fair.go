@@ -102,7 +102,7 @@ func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.D
 		ttl, err := m.try(ctx, fairTryLockScript, owner, leaseArg, lease, watchdog)
 		return err == nil && ttl < 0, err
 	}
-	ttl, err := m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog)
+	ttl, err := waitOutDoubt(m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog))
 	if err != nil || ttl < 0 {
 		if err != nil {
 			m.leave(ctx, owner) // the attempt may have queued us before the error
@@ -110,7 +110,7 @@ func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.D
 		return err == nil, err
 	}
 	ok, err := c.await(ctx, m.channel+":"+owner.field, wait, ttl, func() (int64, error) {
-		return m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog)
+		return waitOutDoubt(m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog))
 	})
 	if !ok {
 		m.leave(ctx, owner)
@@ -122,8 +122,8 @@ func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.D
 // long to wait in nanoseconds before trying again, 0 when there is no bound.
 func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
 	c := m.c
-	if ttl, refused := c.refuse(m.name, owner, owner.field); refused {
-		return ttl, nil
+	if ttl, refused, err := c.refuse(m.name, owner, owner.field); refused {
+		return ttl, err
 	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
@@ -195,10 +195,10 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		return nil
 	}
 	if err != nil {
-		// Stop renewing whatever the outcome, as Mutex.Unlock does; an unknown one leaves the
-		// field in doubt until the resolver has seen it gone.
+		// Stop renewing whatever the outcome, as Mutex.Unlock does; without an answer the
+		// field goes in doubt until the resolver has seen it gone (see Mutex.Unlock).
 		c.holds.released(m.name, h, true, 0)
-		if unknownOutcome(err) {
+		if !isRedisReply(err) {
 			c.doubt(m.name, field)
 		}
 		if rueidis.IsRedisNil(err) {

@@ -85,10 +85,15 @@ func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time
 		return ttl, err
 	}
 	ttl, err := try()
+	if wait != 0 {
+		ttl, err = waitOutDoubt(ttl, err)
+	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return token, err == nil && ttl < 0, err
 	}
-	ok, err := c.await(ctx, channelName(f.m.name), wait, ttl, try)
+	ok, err := c.await(ctx, channelName(f.m.name), wait, ttl, func() (int64, error) {
+		return waitOutDoubt(try())
+	})
 	if !ok {
 		token = 0
 	}
@@ -99,8 +104,8 @@ func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time
 // otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
 func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, int64, error) {
 	c := f.m.c
-	if ttl, refused := c.refuse(f.m.name, owner, owner.field); refused {
-		return ttl, 0, nil
+	if ttl, refused, err := c.refuse(f.m.name, owner, owner.field); refused {
+		return ttl, 0, err
 	}
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.

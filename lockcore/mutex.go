@@ -2,6 +2,7 @@ package lockcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -145,11 +146,14 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 		}
 	}
 	ttl, err := m.try(ctx, owner, field, la)
+	if wait != 0 {
+		ttl, err = waitOutDoubt(ttl, err)
+	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
 	return c.await(ctx, channelName(m.name), wait, ttl, func() (int64, error) {
-		return m.try(ctx, owner, field, la)
+		return waitOutDoubt(m.try(ctx, owner, field, la))
 	})
 }
 
@@ -157,8 +161,8 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 // otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
 func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs) (int64, error) {
 	c := m.c
-	if ttl, refused := c.refuse(m.name, owner, field); refused {
-		return ttl, nil
+	if ttl, refused, err := c.refuse(m.name, owner, field); refused {
+		return ttl, err
 	}
 	c.stats.attempts.Add(1)
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
@@ -191,19 +195,29 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 }
 
 // refuse reports whether an attempt by owner with field on name must not be sent, and the TTL
-// to wait before the next: while the field is in doubt (doubt.go), or lent to another local owner
-// by a hand-over (holdTable.lent). Every lock kind on the Redisson hash asks it first.
-func (c *Client) refuse(name string, owner Owner, field string) (int64, bool) {
+// to wait before the next: while the field is in doubt (doubt.go; the error is ErrInDoubt), or
+// lent to another local owner by a hand-over (holdTable.lent; the lock is taken, no error).
+// Every lock kind on the Redisson hash asks it first.
+func (c *Client) refuse(name string, owner Owner, field string) (int64, bool, error) {
 	if c.inDoubt(name, field) {
 		c.stats.refused.Add(1)
-		return int64(doubtRetryHint), true
+		return int64(doubtRetryHint), true, fmt.Errorf("%w: %q", ErrInDoubt, name)
 	}
 	if c.holds.lent(name, owner, field) {
 		c.stats.refused.Add(1)
 		c.stats.failed.Add(1)
-		return int64(c.opt.RetryFloor), true
+		return int64(c.opt.RetryFloor), true, nil
 	}
-	return 0, false
+	return 0, false, nil
+}
+
+// waitOutDoubt is how a waiting acquisition takes an attempt's result: ErrInDoubt means "not
+// yet", to try again after ttl (the resolver also publishes when it frees the lock).
+func waitOutDoubt(ttl int64, err error) (int64, error) {
+	if errors.Is(err, ErrInDoubt) {
+		return ttl, nil
+	}
+	return ttl, err
 }
 
 // attemptFailed settles an attempt with field on name that got no answer: if no hold of the
@@ -268,9 +282,11 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	outcome := releasedGone
 	switch {
-	case unknownOutcome(err):
-		// It may or may not have run (and a pass may have granted w): the fields go in doubt
-		// before anyone gets a turn, so nobody attempts with them until they are cleared.
+	case err != nil && !isRedisReply(err):
+		// It may or may not have run (and a pass may have granted w), or it was never sent and
+		// the lock stays held for its lease with nobody to release it: the fields go in doubt
+		// before anyone gets a turn, so nobody attempts with them until the resolver has cleared
+		// them.
 		c.doubt(m.name, field)
 		if w != nil && !r.free {
 			c.doubt(m.name, w.owner.field)
