@@ -27,6 +27,7 @@ type Client struct {
 	holds   holdTable
 	waiters waitTable
 	doubts  doubtSet
+	retired atomic.Bool // some field was retired: look fields up (doubt.go)
 	batch   batcher
 
 	ctx      context.Context // canceled by Close; stops background work
@@ -128,8 +129,8 @@ type Stats struct {
 	// counting more holds than the Client did; Resolved is those the resolver has since cleared
 	// or found gone (see doubt.go).
 	Doubts, Resolved int64
-	// Refused is lock attempts not sent because their field was in doubt, or lent to another
-	// local owner by a hand-over.
+	// Refused is lock attempts not sent because their field was lent to another local owner by
+	// a hand-over.
 	Refused int64
 	// Batches is script calls that carried more than one Mutex operation (see Options.NoBatch).
 	Batches int64

@@ -113,7 +113,7 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 		// The latter: owner's hold was lost (its lease ran out or its renewal found the lock
 		// gone) and it asks again; it starts over through Redis rather than queue behind itself.
 		e.busy, e.holder = true, Owner{}
-		return entryAttempt, owner.field, nil
+		return entryAttempt, "", nil
 	}
 	if noWait {
 		return entryBusy, "", nil
@@ -314,6 +314,8 @@ type release struct {
 	field    string       // the hash field to release
 	leaseArg string       // the lease to set again on a partial release ("" for the Client's)
 	next     *localWaiter // reserved: passScript grants it, or, with free, it yields and attempts
+	// nextField is the hash field passScript grants next with (Client.fieldOf).
+	nextField string
 	// free: the chain is over, so the release leaves the lock free in Redis (unlockScript,
 	// whoever listens) and next holds back before its attempt.
 	free bool
@@ -329,7 +331,7 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 	defer s.mu.Unlock()
 	h := s.m[name]
 	if h == nil {
-		r.field = owner.field
+		r.field = c.fieldOfLocked(s, name, owner)
 	} else if h.owner != owner {
 		return r, false
 	} else {
@@ -350,6 +352,7 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 		return r, true
 	}
 	r.next = e.popLocked()
+	r.nextField = c.fieldOfLocked(s, name, r.next.owner)
 	return r, true
 }
 
@@ -433,13 +436,14 @@ const (
 )
 
 // settle updates the hold table and the cohort after owner's unlock of name, whose record was h
-// (nil if none), had outcome, with w reserved (or nil); the unlock was sent at sent. It gives w
+// (nil if none), had outcome, with w reserved (or nil) for a grant with wfield; the unlock was
+// sent at sent. It gives w
 // its turn, or, if w gave up meanwhile, the next waiter. It returns the waiter whose grant by
 // passScript nobody may count on (it gave up, or the reply came back after its lease): the
 // caller releases that grant, once, with unlockScript. A plain release is right even if the
 // waiter takes the lock again meanwhile (it re-enters its own field): the count goes 2, then 1,
 // matching the one hold the table records for it.
-func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outcome releaseOutcome, sent int64) (orphan *localWaiter) {
+func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfield string, outcome releaseOutcome, sent int64) (orphan *localWaiter) {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -482,7 +486,7 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 			// cohort's turn went to (that one waits in Redis like any other contender). Sent
 			// back to the queue, w would later take it again on top (a count of 2 in Redis
 			// against 1 here) and its Unlock would leave the lock held until the lease ran out.
-			s.m[name] = newHold(w.owner, w.owner.field, w.la.arg, w.la.d, w.la.watchdog, sent)
+			s.m[name] = newHold(w.owner, wfield, w.la.arg, w.la.d, w.la.watchdog, sent)
 			if e == nil {
 				e = cohortPool.Get().(*cohort)
 				e.busy = true
@@ -513,7 +517,7 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, outco
 	case releasedPassed:
 		// The chain goes on (a pass is a grant inside it, the lock never free in Redis); the
 		// hand-overs in a row start again from this trip through Redis.
-		s.m[name] = newHold(w.owner, w.owner.field, w.la.arg, w.la.d, w.la.watchdog, sent)
+		s.m[name] = newHold(w.owner, wfield, w.la.arg, w.la.d, w.la.watchdog, sent)
 		e.holder = w.owner
 		e.handoffs = 0
 		c.stats.passes.Add(1)

@@ -56,10 +56,11 @@
 // every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
 // counts hand-overs, passes and yields.
 //
-// Calls of unknown outcome. A call whose reply is lost may or may not have run. lockcore never
-// assumes either: the hash field it used goes in doubt, no attempt of the Client is sent with it,
-// and a resolver clears it in Redis (publishing the release if that frees the lock) as soon as
-// Redis answers again. A lock left by a lost reply is free within moments of the network
+// Calls of unknown outcome. A call whose reply is lost may or may not have run, and may still
+// run later. lockcore never assumes either: the hash field it used is retired (its owner's next
+// holds of the lock use a new field, so nothing sent before can undo them), and a resolver
+// clears it in Redis (publishing the release if that frees the lock) as soon as Redis answers
+// again. A lock left by a lost reply is free within moments of the network
 // healing, not after its lease, and Redis never counts a hold that nobody has. See doubt.go.
 //
 // Which lock kinds cohort, and why:

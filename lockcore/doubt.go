@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,12 +24,18 @@ import (
 // watchdog renews it forever.
 //
 // So a hash field whose last call's outcome is unknown, and that no hold of this Client counts
-// on any more (the caller was told the call failed), is put in doubt: no lock attempt of this
-// Client is sent with that field on that lock until the resolver has read the hash and cleared
-// the field if it is there (one script: HDEL the field; if that empties the lock, PUBLISH the
-// unlock message, so waiters anywhere wake). The resolver retries until Redis answers, at most
-// doubtRetryMax apart, so a lock left by a lost reply is freed within that of the network
-// healing, not after its lease.
+// on any more (the caller was told the call failed), is put in doubt:
+//   - it is retired: its owner takes its next holds of that lock with a new field
+//     ("<owner field>:g<n>"), so nothing it sends later can be mistaken for, or undo, what was
+//     sent before. Waiting out the doubt instead is not enough: the command may still be on its
+//     way (held by the network, on a connection the client has given up on) and run after the
+//     owner took the lock again; an unlock run then would release the new hold under its holder
+//     (the randomized fault test found exactly that);
+//   - the resolver clears the old field in Redis if it is there (one script: HDEL the field; if
+//     that empties the lock, PUBLISH the unlock message, so waiters anywhere wake). It retries
+//     until Redis answers, at most doubtRetryMax apart, so a lock left by a lost reply is freed
+//     within that of the network healing, not after its lease. A late lock command on the old
+//     field can still take the lock for nobody; that lasts one lease at most.
 //
 // Holds the table still counts are never put in doubt: a lost reply on a re-entry or a partial
 // release can only leave Redis counting more holds than the table, and the Unlock that takes the
@@ -118,20 +126,12 @@ func (d *doubtSet) init() {
 	d.wake = make(chan struct{}, 1)
 }
 
-// inDoubt reports whether field of lock name is in doubt.
-func (c *Client) inDoubt(name, field string) bool {
-	if c.doubts.n.Load() == 0 {
-		return false
-	}
-	c.doubts.mu.Lock()
-	_, ok := c.doubts.m[doubtKey{name, field}]
-	c.doubts.mu.Unlock()
-	return ok
-}
-
-// doubt puts field of lock name in doubt and wakes the resolver.
+// doubt puts field of lock name in doubt: its owner takes its next holds of the lock with a new
+// field, and the resolver clears this one in Redis. It must not be called with a hold shard's
+// mutex held.
 func (c *Client) doubt(name, field string) {
 	c.stats.doubts.Add(1)
+	c.retire(name, field)
 	c.doubts.mu.Lock()
 	if _, ok := c.doubts.m[doubtKey{name, field}]; !ok {
 		c.doubts.m[doubtKey{name, field}] = struct{}{}
@@ -148,6 +148,67 @@ func (c *Client) doubt(name, field string) {
 func isRedisReply(err error) bool {
 	_, ok := rueidis.IsRedisErr(err)
 	return ok
+}
+
+// retire moves the owner whose current field for name is field on to the next generation of
+// it: "<owner field>:g<n>". Older generations are left alone (a doubt on one of them changes
+// nothing the owner would send again).
+func (c *Client) retire(name, field string) {
+	base := baseField(field)
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	if s.gen == nil {
+		s.gen = make(map[string]int)
+	}
+	k := name + "\x00" + base
+	if genField(base, s.gen[k]) == field {
+		s.gen[k]++
+		c.retired.Store(true)
+	}
+	s.mu.Unlock()
+}
+
+// fieldOf returns the hash field owner takes new holds of name with: its own (Owner.Field),
+// unless a call of unknown outcome retired it (see retire).
+func (c *Client) fieldOf(name string, owner Owner) string {
+	if !c.retired.Load() {
+		return owner.field
+	}
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return c.fieldOfLocked(s, name, owner)
+}
+
+// fieldOfLocked is fieldOf with name's shard mutex held.
+func (c *Client) fieldOfLocked(s *holdShard, name string, owner Owner) string {
+	if !c.retired.Load() || s.gen == nil {
+		return owner.field
+	}
+	return genField(owner.field, s.gen[name+"\x00"+owner.field])
+}
+
+// genField is generation n of the field base.
+func genField(base string, n int) string {
+	if n == 0 {
+		return base
+	}
+	return base + ":g" + strconv.Itoa(n)
+}
+
+// baseField strips a generation suffix (":g<n>") from field. An owner field ends in ":<digits>",
+// so the suffix cannot be confused with a client id.
+func baseField(field string) string {
+	i := strings.LastIndex(field, ":g")
+	if i < 0 || i+2 == len(field) {
+		return field
+	}
+	for _, r := range field[i+2:] {
+		if r < '0' || r > '9' {
+			return field
+		}
+	}
+	return field[:i]
 }
 
 // unknownOutcome reports whether err leaves it unknown whether a call ran: anything but a reply

@@ -98,48 +98,51 @@ func (m *FairMutex) acquire(ctx context.Context, owner Owner, wait, lease time.D
 		return false, err
 	}
 	leaseArg, lease, watchdog := la.arg, la.d, la.watchdog
+	// One field for the whole acquisition: it is the waiter's name in the queue and on its
+	// wake-up channel.
+	field := c.fieldOf(m.name, owner)
 	if wait == 0 {
-		ttl, err := m.try(ctx, fairTryLockScript, owner, leaseArg, lease, watchdog)
+		ttl, err := m.try(ctx, fairTryLockScript, owner, field, leaseArg, lease, watchdog)
 		return err == nil && ttl < 0, err
 	}
-	ttl, err := waitOutDoubt(m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog))
+	ttl, err := m.try(ctx, fairLockScript, owner, field, leaseArg, lease, watchdog)
 	if err != nil || ttl < 0 {
 		if err != nil {
-			m.leave(ctx, owner) // the attempt may have queued us before the error
+			m.leave(ctx, field) // the attempt may have queued us before the error
 		}
 		return err == nil, err
 	}
-	ok, err := c.await(ctx, m.channel+":"+owner.field, wait, ttl, func() (int64, error) {
-		return waitOutDoubt(m.try(ctx, fairLockScript, owner, leaseArg, lease, watchdog))
+	ok, err := c.await(ctx, m.channel+":"+field, wait, ttl, func() (int64, error) {
+		return m.try(ctx, fairLockScript, owner, field, leaseArg, lease, watchdog)
 	})
 	if !ok {
-		m.leave(ctx, owner)
+		m.leave(ctx, field)
 	}
 	return ok, err
 }
 
 // try runs one lock script. It returns -1 when owner now holds the lock, otherwise at most how
 // long to wait in nanoseconds before trying again, 0 when there is no bound.
-func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
+func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool) (int64, error) {
 	c := m.c
-	if ttl, refused, err := c.refuse(m.name, owner, owner.field); refused {
-		return ttl, err
+	if ttl, refused := c.refuse(m.name, owner, field); refused {
+		return ttl, nil
 	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.
 	sent := c.now()
-	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, owner.field, m.waitArg, now})
+	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, field, m.waitArg, now})
 	ms, err := res.AsInt64()
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
-			if c.grantedLate(ctx, m.name, owner.field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
+			if c.grantedLate(ctx, m.name, field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
 				return 1, nil
 			}
-			c.holds.acquired(m.name, owner, leaseArg, lease, watchdog, sent)
+			c.holds.acquiredField(m.name, owner, field, leaseArg, lease, watchdog, sent)
 			return -1, nil
 		}
-		c.attemptFailed(m.name, owner.field, err)
+		c.attemptFailed(m.name, field, err)
 		return 0, fmt.Errorf("lockcore: fair lock %q: %w", m.name, err)
 	}
 	if ms <= 0 {
@@ -151,11 +154,11 @@ func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, leaseArg st
 // leave takes owner out of the queue after it gave up, so that it does not hold up the waiters
 // behind it until its deadline. If Redis does not answer, the Client's resolver retries it; the
 // deadline drops the entry later in any case.
-func (m *FairMutex) leave(ctx context.Context, owner Owner) {
+func (m *FairMutex) leave(ctx context.Context, field string) {
 	c := m.c
 	leave := func(ctx context.Context) error {
 		return fairLeaveScript.exec(ctx, c.rdb, []string{m.queue, m.timeouts, m.name, m.channel},
-			[]string{owner.field, m.waitArg, unlockMessage, c.publishCmd}).Error()
+			[]string{field, m.waitArg, unlockMessage, c.publishCmd}).Error()
 	}
 	ctx, cancel := context.WithTimeout(detach(ctx), c.opt.LeaseTime)
 	defer cancel()
@@ -179,6 +182,9 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 	h, field, leaseArg, ok := c.holds.lookup(m.name, owner)
 	if !ok {
 		return fmt.Errorf("%w: %q is held by another owner of this client", ErrNotOwner, m.name)
+	}
+	if h == nil {
+		field = c.fieldOf(m.name, owner)
 	}
 	if leaseArg == "" {
 		leaseArg = c.leaseArg

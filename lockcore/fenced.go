@@ -85,15 +85,10 @@ func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time
 		return ttl, err
 	}
 	ttl, err := try()
-	if wait != 0 {
-		ttl, err = waitOutDoubt(ttl, err)
-	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return token, err == nil && ttl < 0, err
 	}
-	ok, err := c.await(ctx, channelName(f.m.name), wait, ttl, func() (int64, error) {
-		return waitOutDoubt(try())
-	})
+	ok, err := c.await(ctx, channelName(f.m.name), wait, ttl, try)
 	if !ok {
 		token = 0
 	}
@@ -104,20 +99,21 @@ func (f *FencedMutex) acquire(ctx context.Context, owner Owner, wait, lease time
 // otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
 func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lease time.Duration, watchdog bool) (int64, int64, error) {
 	c := f.m.c
-	if ttl, refused, err := c.refuse(f.m.name, owner, owner.field); refused {
-		return ttl, 0, err
+	field := c.fieldOf(f.m.name, owner)
+	if ttl, refused := c.refuse(f.m.name, owner, field); refused {
+		return ttl, 0, nil
 	}
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.
 	c.stats.attempts.Add(1)
 	sent := c.now()
-	res := fencedLockScript.exec(detach(ctx), c.rdb, []string{f.m.name, f.token}, []string{leaseArg, owner.field})
+	res := fencedLockScript.exec(detach(ctx), c.rdb, []string{f.m.name, f.token}, []string{leaseArg, field})
 	reply, err := res.AsIntSlice()
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}
 	if err != nil {
-		c.attemptFailed(f.m.name, owner.field, err)
+		c.attemptFailed(f.m.name, field, err)
 		return 0, 0, fmt.Errorf("lockcore: fenced lock %q: %w", f.m.name, err)
 	}
 	if pttl, token := reply[0], reply[1]; pttl != -1 || token <= 0 {
@@ -125,10 +121,10 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 	}
 	switch pttl, token := reply[0], reply[1]; {
 	case pttl == -1 && token > 0:
-		if c.grantedLate(ctx, f.m.name, owner.field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
+		if c.grantedLate(ctx, f.m.name, field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
 			return 1, 0, nil
 		}
-		c.holds.acquired(f.m.name, owner, leaseArg, lease, watchdog, sent)
+		c.holds.acquiredField(f.m.name, owner, field, leaseArg, lease, watchdog, sent)
 		return -1, token, nil
 	case pttl > 0:
 		return pttl * int64(time.Millisecond), 0, nil

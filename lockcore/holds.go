@@ -51,7 +51,10 @@ type holdShard struct {
 	mu sync.Mutex
 	m  map[string]*hold
 	co map[string]*cohort // local queues of Mutex names in use (cohort.go)
-	_  [32]byte           // keep shards on separate cache lines
+	// gen is the field generation of (lock name, owner field) pairs retired by a call of
+	// unknown outcome (doubt.go); nil until the first.
+	gen map[string]int
+	_   [32]byte // keep shards on separate cache lines
 }
 
 func (t *holdTable) init() {

@@ -2,7 +2,6 @@ package lockcore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -72,7 +71,7 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		return false, err
 	}
 	if !m.local {
-		return m.acquireRedis(ctx, owner, owner.field, la, wait, 0)
+		return m.acquireRedis(ctx, owner, "", la, wait, 0)
 	}
 	var deadline time.Time
 	if wait > 0 {
@@ -114,7 +113,7 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 func (m *Mutex) attempt(ctx context.Context, owner Owner, la leaseArgs, wait, holdBack time.Duration) (bool, error) {
 	ok, err := false, ctx.Err()
 	if err == nil {
-		ok, err = m.acquireRedis(ctx, owner, owner.field, la, wait, holdBack)
+		ok, err = m.acquireRedis(ctx, owner, "", la, wait, holdBack)
 	}
 	if ok {
 		m.c.holding(m.name, owner)
@@ -146,23 +145,25 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 		}
 	}
 	ttl, err := m.try(ctx, owner, field, la)
-	if wait != 0 {
-		ttl, err = waitOutDoubt(ttl, err)
-	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
 	return c.await(ctx, channelName(m.name), wait, ttl, func() (int64, error) {
-		return waitOutDoubt(m.try(ctx, owner, field, la))
+		return m.try(ctx, owner, field, la)
 	})
 }
 
-// try runs the lock script once with field. It returns -1 when owner now holds the lock,
-// otherwise the lock's remaining TTL in nanoseconds (0 if it has none).
+// try runs the lock script once with field, or, for a first hold (field ""), with the field
+// the owner takes new holds of the lock with (Client.fieldOf), looked up at each attempt. It
+// returns -1 when owner now holds the lock, otherwise the lock's remaining TTL in nanoseconds (0
+// if it has none).
 func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs) (int64, error) {
 	c := m.c
-	if ttl, refused, err := c.refuse(m.name, owner, field); refused {
-		return ttl, err
+	if field == "" {
+		field = c.fieldOf(m.name, owner)
+	}
+	if ttl, refused := c.refuse(m.name, owner, field); refused {
+		return ttl, nil
 	}
 	c.stats.attempts.Add(1)
 	// Once sent, an attempt runs to its reply even if ctx ends meanwhile: a caller that gave up
@@ -195,29 +196,15 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 }
 
 // refuse reports whether an attempt by owner with field on name must not be sent, and the TTL
-// to wait before the next: while the field is in doubt (doubt.go; the error is ErrInDoubt), or
-// lent to another local owner by a hand-over (holdTable.lent; the lock is taken, no error).
-// Every lock kind on the Redisson hash asks it first.
-func (c *Client) refuse(name string, owner Owner, field string) (int64, bool, error) {
-	if c.inDoubt(name, field) {
-		c.stats.refused.Add(1)
-		return int64(doubtRetryHint), true, fmt.Errorf("%w: %q", ErrInDoubt, name)
-	}
+// to wait before the next: while the field is lent to another local owner by a hand-over
+// (holdTable.lent), which holds the lock. Every lock kind on the Redisson hash asks it first.
+func (c *Client) refuse(name string, owner Owner, field string) (int64, bool) {
 	if c.holds.lent(name, owner, field) {
 		c.stats.refused.Add(1)
 		c.stats.failed.Add(1)
-		return int64(c.opt.RetryFloor), true, nil
+		return int64(c.opt.RetryFloor), true
 	}
-	return 0, false, nil
-}
-
-// waitOutDoubt is how a waiting acquisition takes an attempt's result: ErrInDoubt means "not
-// yet", to try again after ttl (the resolver also publishes when it frees the lock).
-func waitOutDoubt(ttl int64, err error) (int64, error) {
-	if errors.Is(err, ErrInDoubt) {
-		return ttl, nil
-	}
-	return ttl, err
+	return 0, false
 }
 
 // attemptFailed settles an attempt with field on name that got no answer: if no hold of the
@@ -276,7 +263,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	var err error
 	sent := c.now()
 	if w != nil && !r.free {
-		n, err = c.run(ctx, opPass, m.name, leaseArg, field, w.owner.field, w.la.arg, c.waiters.own(channelName(m.name)))
+		n, err = c.run(ctx, opPass, m.name, leaseArg, field, r.nextField, w.la.arg, c.waiters.own(channelName(m.name)))
 	} else {
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
@@ -289,7 +276,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		// them.
 		c.doubt(m.name, field)
 		if w != nil && !r.free {
-			c.doubt(m.name, w.owner.field)
+			c.doubt(m.name, r.nextField)
 		}
 	case err != nil:
 	case n == 0:
@@ -308,8 +295,8 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	// Whatever the outcome of a failed call, stop renewing, as Redisson does: a lock whose
 	// release failed must expire with its lease rather than be kept alive by this process.
-	if orphan := c.settle(m.name, owner, h, w, outcome, sent); orphan != nil {
-		c.releaseGrant(ctx, m.name, orphan.owner.field, orphan.la.arg)
+	if orphan := c.settle(m.name, owner, h, w, r.nextField, outcome, sent); orphan != nil {
+		c.releaseGrant(ctx, m.name, r.nextField, orphan.la.arg)
 	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
@@ -347,7 +334,7 @@ func (m *Mutex) HoldField(owner Owner) (string, bool) {
 	if h := s.m[m.name]; h != nil && h.owner == owner {
 		return h.field, true
 	}
-	return owner.field, false
+	return m.c.fieldOfLocked(s, m.name, owner), false
 }
 
 // detach returns ctx without its cancellation, allocating only when ctx can be canceled.
