@@ -129,10 +129,12 @@ type runFlags struct {
 	cpuprof    string
 	tracefile  string
 	thresholds []thresholds.Threshold
-	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
-	net        netFlag    // --net (run_net.go)
-	conn       connFlags  // --user, --password-file, --tls… (run_conn.go)
-	faultFlags faultFlags // run's --fault and --timeline-interval (run_faults.go)
+	fleet      fleetFlags   // --procs, and lockbench worker's own flags (fleet.go)
+	net        netFlag      // --net (run_net.go)
+	conn       connFlags    // --user, --password-file, --tls… (run_conn.go)
+	faultFlags faultFlags   // run's --fault and --timeline-interval (run_faults.go)
+	metrics    metricsFlags // --metrics-addr, --metrics-linger (run_metrics.go)
+	abort      abortFlags   // --abort-on-fail, --abort-after (run_abort.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -201,6 +203,10 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.net.add(fs)
 	if c.name == cmdRun {
 		addFaultFlags(fs, &f.faultFlags)
+	}
+	f.metrics.add(fs, c.name)
+	if c.name == cmdRun || c.name == cmdSweep {
+		f.abort.add(fs, c.name)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
@@ -350,6 +356,14 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%s", msg)
 		}
 	}
+	if msg := f.metrics.check(fs, f, c.name); msg != "" {
+		return bad("%s", msg)
+	}
+	if c.name == cmdRun || c.name == cmdSweep {
+		if msg := f.abort.check(fs, f, c.name); msg != "" {
+			return bad("%s", msg)
+		}
+	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
 			return bad("%v", err)
@@ -374,6 +388,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
+	if err := f.metrics.start(f, cmdRun, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
+		return exitUsage // before anything was measured
+	}
+	defer f.metrics.stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -430,7 +449,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
-	r := &runner{f: f, tgt: tgt, ui: ui, file: file}
+	r := &runner{f: f, tgt: tgt, ui: ui, file: file, abort: f.abort.runCheck(f.thresholds)}
 	r.runAll(ctx)
 	if r.badConfig {
 		return exitUsage
@@ -479,7 +498,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	case r.failed:
 		return exitFailure
-	case thresholdsFailed > 0:
+	case thresholdsFailed > 0, r.aborted:
 		return exitThresholds
 	}
 	return exitOK
