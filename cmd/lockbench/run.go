@@ -346,23 +346,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if err := workloads.CheckConfig(w, f.cfg); err != nil {
 		return bad("%v", err)
 	}
-	if fleetCommand(c.name) {
-		if msg := checkFleetFlags(fs, f, c.name); msg != "" {
-			return bad("%s", msg)
-		}
-	}
-	if c.name == cmdRun {
-		if msg := checkFaultFlags(f); msg != "" {
-			return bad("%s", msg)
-		}
-	}
-	if msg := f.metrics.check(fs, f, c.name); msg != "" {
+	if msg := checkGroups(fs, f, c.name); msg != "" {
 		return bad("%s", msg)
-	}
-	if c.name == cmdRun || c.name == cmdSweep {
-		if msg := f.abort.check(fs, f, c.name); msg != "" {
-			return bad("%s", msg)
-		}
 	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
@@ -375,6 +360,28 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	return f, exitOK, true
+}
+
+// checkGroups runs the checks of the flag groups command has (fleet, faults, metrics, abort),
+// after run's own, and returns the first complaint, or "".
+func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
+	var checks []func() string
+	if fleetCommand(command) {
+		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) })
+	}
+	if command == cmdRun {
+		checks = append(checks, func() string { return checkFaultFlags(f) })
+	}
+	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
+	if command == cmdRun || command == cmdSweep {
+		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
+	}
+	for _, check := range checks {
+		if msg := check(); msg != "" {
+			return msg
+		}
+	}
+	return ""
 }
 
 func runCommand(args []string, stdout, stderr io.Writer) int {
