@@ -6,12 +6,19 @@
 // confidence intervals, and the Mann–Whitney U test, which assumes nothing
 // about how run-to-run noise is distributed. A row regresses only when NEW is
 // worse than BASE by more than the metric's threshold with significance: the
-// U test is run against BASE shifted by the threshold, so noise alone, or a
-// real change smaller than the threshold, does not fail a build. Because the
-// gate fails when any row regresses, alpha is shared out over the rows tested
-// (Bonferroni): noise alone fails the whole gate at most alpha of the time,
-// not alpha per row. Too few runs to tell is "inconclusive", which fails only
-// in strict mode. A safety violation in NEW always fails.
+// U test, one-sided ("is NEW worse?"), is run against BASE shifted by the
+// threshold, so noise alone, or a real change smaller than the threshold,
+// does not fail a build.
+//
+// Only the gated metrics (throughput and p99 by default) fail the gate; the
+// others are compared and reported. Because the gate fails when any gated row
+// regresses, alpha is shared out over the gated rows tested (Bonferroni):
+// noise alone fails the whole gate at most alpha of the time, not alpha per
+// row. The gate fails closed: when a gated row has too few runs for the test
+// ever to reach that level, Compare says so and the gate fails, naming the
+// runs per side needed, unless Options.AllowInconclusive. A median worse than
+// the threshold without significance is "inconclusive", which fails only in
+// strict mode. A safety violation in NEW always fails.
 package compare
 
 import (
@@ -20,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aclements/go-moremath/stats"
 	"github.com/lockbench/lockbench/results"
 	"golang.org/x/perf/benchmath"
 )
@@ -28,7 +36,8 @@ import (
 type Verdict string
 
 // The verdicts. A row is one of them; a Report's Verdict is VerdictPass,
-// VerdictRegression, VerdictViolations or, in strict mode, VerdictInconclusive.
+// VerdictRegression, VerdictViolations, VerdictTooFewRuns or, in strict mode,
+// VerdictInconclusive.
 const (
 	// VerdictPass: no significant change for the worse beyond the threshold, and enough
 	// samples to have seen one (or both samples identical).
@@ -43,6 +52,10 @@ const (
 	VerdictInconclusive Verdict = "inconclusive"
 	// VerdictViolations: NEW had safety violations; always fails.
 	VerdictViolations Verdict = "violations"
+	// VerdictTooFewRuns (a Report's only): a gated row had too few runs for its test ever to
+	// reach significance, so the gate could not have failed; it fails unless
+	// Options.AllowInconclusive.
+	VerdictTooFewRuns Verdict = "too-few-runs"
 )
 
 // Report is the result of Compare. It is a plain value; it is not safe for
@@ -50,18 +63,26 @@ const (
 type Report struct {
 	// Verdict is the gate's outcome; Failed says whether it fails.
 	Verdict Verdict `json:"verdict"`
-	// Alpha and Strict are the options the report was made with.
-	Alpha  float64 `json:"alpha"`
-	Strict bool    `json:"strict"`
-	// Tested counts the rows that needed a test (measured on both sides, not identical, not
-	// violations); each was tested at RowAlpha = Alpha / Tested.
+	// Alpha, Strict, AllowInconclusive and Gate are the options the report was made with.
+	Alpha             float64  `json:"alpha"`
+	Strict            bool     `json:"strict"`
+	AllowInconclusive bool     `json:"allow_inconclusive"`
+	Gate              []string `json:"gate"`
+	// Tested counts the gated rows that needed a test (measured on both sides, not identical,
+	// not violations); each row was tested at RowAlpha = Alpha / Tested.
 	Tested   int     `json:"tested_rows"`
 	RowAlpha float64 `json:"row_alpha"`
-	// Regressions, Inconclusive and Violations count the rows of each verdict (Violations:
-	// groups of NEW with a safety violation, compared or not).
-	Regressions  int `json:"regressions"`
-	Inconclusive int `json:"inconclusive"`
-	Violations   int `json:"violations"`
+	// Regressions and Inconclusive count the gated rows of each verdict; Violations the groups
+	// of NEW with a safety violation, compared or not. UngatedRegressions counts regressions
+	// of the metrics reported but not gated.
+	Regressions        int `json:"regressions"`
+	Inconclusive       int `json:"inconclusive"`
+	Violations         int `json:"violations"`
+	UngatedRegressions int `json:"ungated_regressions"`
+	// TooFewRuns counts the gated rows whose runs could never reach RowAlpha, and NeedRuns is
+	// the runs per side (both sides alike) with which they could; 0 when none.
+	TooFewRuns int `json:"too_few_runs"`
+	NeedRuns   int `json:"need_runs,omitempty"`
 	// Groups are the driver-and-case groups found on both sides, in NEW's order.
 	Groups []GroupReport `json:"groups"`
 	// OnlyBase and OnlyNew name the groups found on one side only; they are not compared.
@@ -72,8 +93,9 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Failed reports whether the gate fails: a regression, a violation in NEW,
-// or, in strict mode, an inconclusive row.
+// Failed reports whether the gate fails: a gated regression, a violation in
+// NEW, a gated row with too few runs to ever tell (unless AllowInconclusive),
+// or, in strict mode, an inconclusive gated row.
 func (r *Report) Failed() bool {
 	return r.Verdict != VerdictPass
 }
@@ -108,7 +130,9 @@ type Row struct {
 	P float64 `json:"p"`
 	// Threshold is the largest change for the worse tolerated, as a fraction.
 	Threshold float64 `json:"threshold"`
-	Verdict   Verdict `json:"verdict"`
+	// Gated is whether the row's verdict can fail the gate; the others are reported only.
+	Gated   bool    `json:"gated"`
+	Verdict Verdict `json:"verdict"`
 	// Note says why the verdict, when it is not plain.
 	Note string `json:"note,omitempty"`
 
@@ -148,7 +172,7 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 	}
 	baseGroups := results.GroupRuns(allRuns(base))
 	newGroups := results.GroupRuns(allRuns(new))
-	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, Warnings: warnings(base, new)}
+	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, AllowInconclusive: opts.AllowInconclusive, Gate: opts.Gate, Warnings: warnings(base, new)}
 
 	index := make(map[string]*results.Group)
 	for i := range baseGroups {
@@ -177,13 +201,14 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 		return nil, badInput("BASE and NEW have no driver and case in common (BASE: %s; NEW: %s)",
 			strings.Join(rep.OnlyBase, "; "), strings.Join(rep.OnlyNew, "; "))
 	}
-	// The gate fails if any row regresses, so its false-alarm rate is that of all rows
-	// together: each tested row gets alpha/m (Bonferroni), and noise alone fails the gate
-	// with probability at most alpha.
+	// The gate fails if any gated row regresses, so its false-alarm rate is that of all
+	// gated rows together: each gets alpha/m (Bonferroni), and noise alone fails the gate
+	// with probability at most alpha. Rows reported but not gated are judged at the same
+	// level, so that a verdict means the same in every row.
 	tested := 0
 	for _, g := range rep.Groups {
 		for _, r := range g.Rows {
-			if r.test != nil {
+			if r.test != nil && r.Gated {
 				tested++
 			}
 		}
@@ -196,19 +221,30 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 			if r.test != nil {
 				r.decide(rep.RowAlpha)
 			}
-			switch r.Verdict {
-			case VerdictRegression:
+			switch {
+			case r.Verdict == VerdictRegression && !r.Gated:
+				rep.UngatedRegressions++
+			case !r.Gated:
+			case r.Verdict == VerdictRegression:
 				rep.Regressions++
-			case VerdictInconclusive:
+			case r.Verdict == VerdictInconclusive:
 				rep.Inconclusive++
+				if r.test != nil && r.test.minP > rep.RowAlpha {
+					rep.TooFewRuns++
+				}
 			}
 		}
+	}
+	if rep.TooFewRuns > 0 {
+		rep.NeedRuns = NeedRuns(rep.RowAlpha)
 	}
 	switch {
 	case rep.Violations > 0:
 		rep.Verdict = VerdictViolations
 	case rep.Regressions > 0:
 		rep.Verdict = VerdictRegression
+	case rep.TooFewRuns > 0 && !opts.AllowInconclusive:
+		rep.Verdict = VerdictTooFewRuns
 	case opts.Strict && rep.Inconclusive > 0:
 		rep.Verdict = VerdictInconclusive
 	default:
@@ -267,7 +303,7 @@ func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, b
 	row.Base, row.New = summarize(m, base), summarize(m, new)
 	if m.Name == "violations" || m.Name == "fencing-violations" {
 		// No statistics: one violation is a broken lock.
-		row.Verdict = VerdictPass
+		row.Verdict, row.Gated = VerdictPass, true
 		if row.New.Center > 0 {
 			row.Verdict, row.Note = VerdictViolations, "safety violations in NEW"
 		}
@@ -275,6 +311,7 @@ func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, b
 		return row, true
 	}
 	row.Threshold = opts.threshold(m.Name)
+	row.Gated = opts.gated(m.Name)
 	row.Delta = delta(m, row.Base, row.New)
 	switch {
 	case len(base) == 0:
@@ -302,9 +339,24 @@ func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, b
 	for i, v := range base {
 		shifted[i] = v * factor
 	}
-	margin := benchmath.AssumeNothing.Compare(benchmath.NewSample(shifted, thresholds), benchmath.NewSample(slices.Clone(new), thresholds))
-	row.test = &rowTest{marginP: margin.P, baseC: results.Median(base), newC: results.Median(new), factor: factor, minP: minP(len(base), len(new))}
+	row.test = &rowTest{marginP: worseP(m, shifted, new), baseC: results.Median(base), newC: results.Median(new), factor: factor, minP: minP(len(base), len(new))}
 	return row, true
+}
+
+// worseP is the one-sided Mann–Whitney U p-value of "NEW is worse than shifted" (BASE made
+// worse by the threshold): the question a gate asks. One-sided, because an improvement is no
+// reason to fail; two-sided tests spend half of alpha on it, and with 5+5 runs that half was
+// what left them unable ever to reach significance. 1 when the test cannot run (all equal).
+func worseP(m results.Metric, shifted, new []float64) float64 {
+	alt := stats.LocationGreater // latencies, costs: NEW greater is worse
+	if m.HigherIsBetter {
+		alt = stats.LocationLess
+	}
+	res, err := stats.MannWhitneyUTest(new, shifted, alt)
+	if err != nil {
+		return 1
+	}
+	return res.P
 }
 
 // rowTest is what decide needs of a row that was tested.
@@ -330,7 +382,7 @@ func (row *Row) decide(alpha float64) {
 		row.Verdict = VerdictImproved
 	case t.minP > alpha:
 		row.Verdict = VerdictInconclusive
-		row.Note = fmt.Sprintf("too few runs: %s can never reach p ≤ %.2g", row.nCell(), alpha)
+		row.Note = fmt.Sprintf("too few runs: %s can never reach p ≤ %.2g; %d a side can", row.nCell(), alpha, NeedRuns(alpha))
 	case worse(t.newC, t.baseC*t.factor):
 		row.Verdict = VerdictInconclusive
 		row.Note = fmt.Sprintf("median >%s worse, but p(>%s worse) = %.2g > %.2g", formatPct(row.Threshold), formatPct(row.Threshold), t.marginP, alpha)
@@ -394,8 +446,8 @@ func allEqual(a, b []float64) bool {
 	return true
 }
 
-// minP is the smallest two-sided p-value the U test can give for samples of
-// n1 and n2 distinct values, 2/C(n1+n2, n1): when it is above alpha, no
+// minP is the smallest one-sided p-value the U test can give for samples of
+// n1 and n2 distinct values, 1/C(n1+n2, n1): when it is above alpha, no
 // difference, however large, can be significant.
 func minP(n1, n2 int) float64 {
 	if n1 == 0 || n2 == 0 {
@@ -407,5 +459,17 @@ func minP(n1, n2 int) float64 {
 	for i := 1; i <= n1; i++ {
 		c = c * float64(n2+i) / float64(i)
 	}
-	return min(1, 2/c)
+	return min(1, 1/c)
+}
+
+// NeedRuns is the smallest number of runs a side (the same on both) with which the gate's
+// one-sided test can reach p ≤ alpha: 3 at 0.05, 4 at 0.025 (two gated rows), 5 at 0.01
+// (five), 6 at 0.002. It is safe for
+// concurrent use.
+func NeedRuns(alpha float64) int {
+	n := 1
+	for minP(n, n) > alpha && n < 1000 {
+		n++
+	}
+	return n
 }

@@ -145,14 +145,19 @@ func TestNoiseOnlyPasses(t *testing.T) {
 	}
 }
 
-// TestTooFewRunsInconclusive: with 3 runs a side, even a 20% slowdown cannot reach p ≤ 0.05
-// (the U test's smallest p for 3+3 is 0.1): inconclusive, which passes, unless --strict.
-func TestTooFewRunsInconclusive(t *testing.T) {
+// TestTooFewRunsFailsClosed: with 3 runs a side, even a 20% slowdown cannot reach p ≤ 0.025
+// (two gated rows; the one-sided U test's smallest p for 3+3 is 0.05): the gate fails, naming
+// the 4 runs a side that would do; it passes with AllowInconclusive, and fails again with Strict.
+func TestTooFewRunsFailsClosed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	base, new := synthFile(rng, 3, 1, "lockcore"), synthFile(rng, 3, 1.25, "lockcore")
-	rep := compareFiles(t, base, new, Options{})
+	closed := compareFiles(t, base, new, Options{})
+	if !closed.Failed() || closed.Verdict != VerdictTooFewRuns || closed.TooFewRuns != 2 || closed.NeedRuns != 4 {
+		t.Errorf("3+3 runs: verdict %s, %d too few, need %d; want too-few-runs, 2, 4", closed.Verdict, closed.TooFewRuns, closed.NeedRuns)
+	}
+	rep := compareFiles(t, base, new, Options{AllowInconclusive: true})
 	if rep.Failed() || rep.Verdict != VerdictPass || rep.Inconclusive == 0 {
-		t.Errorf("3+3 runs: verdict %s, %d inconclusive; want pass with inconclusive rows", rep.Verdict, rep.Inconclusive)
+		t.Errorf("3+3 runs, AllowInconclusive: verdict %s, %d inconclusive; want pass with inconclusive rows", rep.Verdict, rep.Inconclusive)
 	}
 	row := rowOf(t, rep, "throughput")
 	if row.Verdict != VerdictInconclusive || !strings.Contains(row.Note, "too few runs") {
@@ -161,7 +166,7 @@ func TestTooFewRunsInconclusive(t *testing.T) {
 	if row.Base.Range != "∞" {
 		t.Errorf("3 runs: confidence range %q, want ∞ (benchstat needs 6 for a 95%% interval of the median)", row.Base.Range)
 	}
-	strict := compareFiles(t, base, new, Options{Strict: true})
+	strict := compareFiles(t, base, new, Options{Strict: true, AllowInconclusive: true})
 	if !strict.Failed() || strict.Verdict != VerdictInconclusive {
 		t.Errorf("--strict with inconclusive rows: verdict %s, want inconclusive and failed", strict.Verdict)
 	}
@@ -219,8 +224,14 @@ func TestErrorsRegress(t *testing.T) {
 	}
 	rep := compareFiles(t, base, new, Options{})
 	row := rowOf(t, rep, "errors")
-	if row.Verdict != VerdictRegression || row.New.Center != 3*8+28 || row.Delta != nil {
-		t.Errorf("errors in every NEW run: %+v; want regression, total 52, no finite delta", row)
+	if row.Verdict != VerdictRegression || row.New.Center != 3*8+28 || row.Delta != nil || row.Gated {
+		t.Errorf("errors in every NEW run: %+v; want regression, total 52, no finite delta, not gated", row)
+	}
+	if rep.Failed() || rep.UngatedRegressions != 1 {
+		t.Errorf("errors are reported, not gated by default: failed %v, %d ungated regressions", rep.Failed(), rep.UngatedRegressions)
+	}
+	if rep := compareFiles(t, base, new, Options{Gate: []string{"throughput", "p99", "errors"}}); !rep.Failed() || rep.Regressions != 1 {
+		t.Errorf("errors gated: failed %v, %d regressions; want failed, 1", rep.Failed(), rep.Regressions)
 	}
 }
 
@@ -284,9 +295,28 @@ func TestMinP(t *testing.T) {
 	for _, c := range []struct {
 		n1, n2 int
 		want   float64
-	}{{1, 1, 1}, {3, 3, 0.1}, {4, 4, 2.0 / 70}, {5, 5, 2.0 / 252}, {2, 10, 2.0 / 66}, {0, 5, 1}} {
+	}{{1, 1, 0.5}, {3, 3, 0.05}, {4, 4, 1.0 / 70}, {5, 5, 1.0 / 252}, {2, 10, 1.0 / 66}, {0, 5, 1}} {
 		if got := minP(c.n1, c.n2); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("minP(%d, %d) = %v, want %v", c.n1, c.n2, got, c.want)
+		}
+	}
+}
+
+// TestOneSidedMinP: the one-sided U test, on completely separated samples, gives exactly the
+// smallest p minP says, so NeedRuns is right about what the test can reach.
+func TestOneSidedMinP(t *testing.T) {
+	base := []float64{100, 101, 102, 103, 104}
+	new := []float64{80, 81, 82, 83, 84}
+	m, _ := results.LookupMetric("throughput")
+	if p := worseP(m, base, new); math.Abs(p-minP(5, 5)) > 1e-12 {
+		t.Errorf("5+5 separated, NEW lower throughput: p %v, want %v", p, minP(5, 5))
+	}
+	if p := worseP(m, new, base); p < 0.99 {
+		t.Errorf("NEW higher throughput: one-sided p(worse) %v, want ~1", p)
+	}
+	for alpha, want := range map[float64]int{0.05: 3, 0.025: 4, 0.0125: 5, 0.01: 5, 0.002: 6} {
+		if got := NeedRuns(alpha); got != want {
+			t.Errorf("NeedRuns(%v) = %d, want %d", alpha, got, want)
 		}
 	}
 }

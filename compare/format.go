@@ -51,9 +51,17 @@ func (r *Report) headline() string {
 		s = fmt.Sprintf("FAIL: safety violations in NEW (%d %s)", r.Violations, plural(r.Violations, "group", "groups"))
 	case VerdictInconclusive:
 		s = fmt.Sprintf("FAIL (--strict): %d inconclusive %s", r.Inconclusive, plural(r.Inconclusive, "row", "rows"))
+	case VerdictTooFewRuns:
+		s = fmt.Sprintf("FAIL: cannot decide: %d gated %s had too few runs for the test ever to reach p ≤ %.2g; run %d a side (--repeat %d), or pass --allow-inconclusive",
+			r.TooFewRuns, plural(r.TooFewRuns, "row", "rows"), r.RowAlpha, r.NeedRuns, r.NeedRuns)
 	}
-	if r.Verdict == VerdictPass && r.Inconclusive > 0 {
-		s += fmt.Sprintf(", but %d inconclusive %s (more runs would tell; --strict fails on them)", r.Inconclusive, plural(r.Inconclusive, "row", "rows"))
+	if r.Verdict == VerdictPass && r.TooFewRuns > 0 {
+		s += fmt.Sprintf(", but only because --allow-inconclusive: %d gated %s had too few runs to ever tell (%d a side would)", r.TooFewRuns, plural(r.TooFewRuns, "row", "rows"), r.NeedRuns)
+	} else if r.Verdict == VerdictPass && r.Inconclusive > 0 {
+		s += fmt.Sprintf(", but %d inconclusive gated %s (more runs would tell; --strict fails on them)", r.Inconclusive, plural(r.Inconclusive, "row", "rows"))
+	}
+	if r.UngatedRegressions > 0 {
+		s += fmt.Sprintf("; %d %s in metrics reported but not gated (--gate adds them)", r.UngatedRegressions, plural(r.UngatedRegressions, "regression", "regressions"))
 	}
 	return s
 }
@@ -109,6 +117,9 @@ func (row *Row) verdictCell(upper bool) string {
 	if row.Note != "" {
 		v += " (" + row.Note + ")"
 	}
+	if !row.Gated && row.Verdict != VerdictPass {
+		v += " [not gated]"
+	}
 	return v
 }
 
@@ -158,9 +169,10 @@ func (r *Report) writeUnmatched(buf *bytes.Buffer, bullet string) {
 func (r *Report) footnote() string {
 	return fmt.Sprintf("Medians ± the 95%% confidence interval; errors and violations are totals over the runs. "+
 		"p: Mann–Whitney U test of BASE against NEW, two-sided, as benchstat reports it. "+
-		"p(>t worse): the same test of NEW against BASE made worse by the threshold t; a row regresses when it is ≤ %.2g "+
-		"(alpha %v shared over %d tested rows, so noise alone fails the gate at most %v of the time). Any violation in NEW fails.",
-		r.RowAlpha, r.Alpha, r.Tested, r.Alpha)
+		"p(>t worse): the one-sided test of NEW worse than BASE made worse by the threshold t; a row regresses when it is ≤ %.2g "+
+		"(alpha %v shared over %d tested gated rows, so noise alone fails the gate at most %v of the time). "+
+		"Gated: %s; the other rows are reported only. Any violation in NEW fails.",
+		r.RowAlpha, r.Alpha, r.Tested, r.Alpha, strings.Join(r.Gate, ", "))
 }
 
 // WriteMarkdown writes r as GitHub-flavoured markdown, meant to be posted as

@@ -37,6 +37,12 @@ var DefaultMaxRegression = map[string]float64{
 	"errors":     0,
 }
 
+// DefaultGate are the metrics whose regressions fail the gate when Options.Gate is nil:
+// throughput and the acquire p99, the two a capacity plan rests on. The other metrics are
+// compared and reported, not gated: every gated row spends a share of alpha, and seven rows per
+// driver left 5 runs a side unable ever to reach significance. Safety violations always fail.
+var DefaultGate = []string{"throughput", "p99"}
+
 // fallbackMaxRegression is for metrics DefaultMaxRegression does not name.
 const fallbackMaxRegression = 0.10
 
@@ -49,9 +55,16 @@ type Options struct {
 	// MaxRegression overrides DefaultMaxRegression for the metrics it names
 	// (fractions, 0.05 is 5%).
 	MaxRegression map[string]float64
-	// Strict makes inconclusive rows fail the gate: too few samples to tell
-	// is then not good enough.
+	// Strict makes every inconclusive gated row fail the gate, a median worse than the
+	// threshold without significance included.
 	Strict bool
+	// AllowInconclusive lets the gate pass when a gated row has too few runs for the test
+	// ever to reach significance. By default that fails the gate (fail closed): a gate that
+	// cannot fail is no gate.
+	AllowInconclusive bool
+	// Gate are the names of the metrics whose regressions fail the gate; nil means
+	// DefaultGate. They must be among Metrics. Safety violations always fail.
+	Gate []string
 	// Metrics are the names of the metrics to compare (see results.Metrics);
 	// nil means DefaultMetrics. "violations" is always checked.
 	Metrics []string
@@ -83,6 +96,18 @@ func (o *Options) validate() error {
 			return badInput("unknown metric %q (known: %s)", name, results.MetricNames())
 		}
 	}
+	if o.Gate == nil {
+		o.Gate = DefaultGate
+	}
+	for _, name := range o.Gate {
+		m, ok := results.LookupMetric(name)
+		if !ok {
+			return badInput("--gate: unknown metric %q (known: %s)", name, results.MetricNames())
+		}
+		if !slices.Contains(o.Metrics, m.Name) {
+			return badInput("--gate %s: not among the metrics compared (%s)", name, strings.Join(o.Metrics, ", "))
+		}
+	}
 	for name, t := range o.MaxRegression {
 		if err := checkThresholdMetric(name); err != nil {
 			return err
@@ -92,6 +117,16 @@ func (o *Options) validate() error {
 		}
 	}
 	return nil
+}
+
+// gated reports whether metric name fails the gate when it regresses.
+func (o *Options) gated(name string) bool {
+	for _, g := range o.Gate {
+		if m, _ := results.LookupMetric(g); m.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func checkThresholdMetric(name string) error {

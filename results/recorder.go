@@ -48,6 +48,10 @@ type interval struct {
 	mu      sync.Mutex
 	acquire *hdrhistogram.Histogram
 	errors  int64
+	// cycle and kinds are kept only for a live watcher (TimelineRecorder.OnSample): nil
+	// otherwise, so that a run nobody watches pays nothing for them.
+	cycle *hdrhistogram.Histogram
+	kinds map[string]int64
 }
 
 // NewRecorder returns an empty Recorder. It is safe for concurrent use.
@@ -77,6 +81,9 @@ func (r *Recorder) Record(acquire, release, cycle time.Duration) {
 	if iv := r.interval; iv != nil {
 		iv.mu.Lock()
 		_ = iv.acquire.RecordValue(a)
+		if iv.cycle != nil {
+			_ = iv.cycle.RecordValue(micros(cycle))
+		}
 		iv.mu.Unlock()
 	}
 }
@@ -102,6 +109,9 @@ func (r *Recorder) Error(kind string) {
 	if iv := r.interval; iv != nil {
 		iv.mu.Lock()
 		iv.errors++
+		if iv.kinds != nil {
+			iv.kinds[kind]++
+		}
 		iv.mu.Unlock()
 	}
 }

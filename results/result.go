@@ -138,8 +138,12 @@ type Run struct {
 	// that keep one (nil otherwise): why cmds/acq and the latencies are what they are.
 	DriverCounts *DriverCounts `json:"driver_counts,omitempty"`
 
-	Complete   bool       `json:"complete"`
-	Incomplete string     `json:"incomplete_reason,omitempty"`
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete_reason,omitempty"`
+	// Aborted is the threshold that stopped the measured phase early (lockbench run
+	// --abort-on-fail, a sweep step past its SLO) and what it read; the run is then
+	// incomplete. Empty otherwise.
+	Aborted    string     `json:"aborted,omitempty"`
 	StartedAt  time.Time  `json:"started_at"`
 	Histograms Histograms `json:"histograms"`
 	// Timeline is the measured phase second by second (acquisitions, errors, acquire p99 and
@@ -310,6 +314,10 @@ func (h Histograms) Decode() (acquire, release, cycle *hdrhistogram.Histogram, e
 	}
 	return acquire, release, cycle, nil
 }
+
+// PercentilesOf summarises h, a histogram of microseconds, as a result does. It is safe for
+// concurrent use provided h is not being recorded into.
+func PercentilesOf(h *hdrhistogram.Histogram) Percentiles { return percentiles(h) }
 
 func percentiles(h *hdrhistogram.Histogram) Percentiles {
 	return Percentiles{

@@ -87,6 +87,9 @@ type SweepStep struct {
 	Verdict   string  `json:"verdict"`
 	// Reason explains a verdict other than VerdictOK and VerdictOver.
 	Reason string `json:"reason,omitempty"`
+	// SavedS is the measured time the step did not spend because it was stopped once past
+	// the SLO (lockbench sweep --abort-on-fail), in seconds; 0 for a step that ran its course.
+	SavedS float64 `json:"saved_s,omitempty"`
 }
 
 // check reports the first inconsistency of s in a file with runs runs: a reader indexing

@@ -58,6 +58,11 @@ type TimelineRecorder struct {
 	// waits for a pointer swap, never for a merge.
 	spare *hdrhistogram.Histogram
 	sum   *hdrhistogram.Histogram
+	// With a live watcher (OnSample): the cycle histograms, swapped like the acquire ones,
+	// and the errors by kind.
+	onSample             func(Sample)
+	cycleSpare, cycleSum *hdrhistogram.Histogram
+	kinds                map[string]int64
 
 	started time.Time // set by Start, with the monotonic clock reading
 
@@ -92,6 +97,37 @@ func NewTimelineRecorder(recs []*Recorder, every time.Duration) *TimelineRecorde
 	return t
 }
 
+// Sample is one interval of a phase as a live watcher sees it (see OnSample). Its histograms
+// and map are the TimelineRecorder's own, valid only during the call: merge or copy what is
+// to be kept. It is not safe for concurrent use.
+type Sample struct {
+	// Elapsed is the time from the start of the phase to the end of the interval.
+	Elapsed time.Duration
+	// Acquire and Cycle are the interval's acquire and cycle latencies, in microseconds.
+	Acquire, Cycle *hdrhistogram.Histogram
+	// Errors counts the interval's failed operations by kind.
+	Errors map[string]int64
+	// Final is true for the last sample, taken by Stop once the workers have stopped.
+	Final bool
+}
+
+// OnSample makes the recorder call fn with every interval it closes, from its sampling
+// goroutine, then from Stop: a live watcher (a Prometheus endpoint, thresholds that stop the
+// run) gets what the timeline gets, without touching the workers' hot path beyond the
+// interval's lock they already take. It also makes the recorders keep each interval's cycle
+// latencies and errors by kind, so call it before any of them records, and before Start. fn
+// must return promptly and must not call the TimelineRecorder. It is not safe for concurrent
+// use.
+func (t *TimelineRecorder) OnSample(fn func(Sample)) {
+	t.onSample = fn
+	t.cycleSpare, t.cycleSum = newHistogram(), newHistogram()
+	t.kinds = make(map[string]int64)
+	for _, r := range t.recs {
+		r.interval.cycle = newHistogram()
+		r.interval.kinds = make(map[string]int64)
+	}
+}
+
 // Start marks the start of the phase and samples every interval from then
 // on, until Stop. Call it once.
 func (t *TimelineRecorder) Start() {
@@ -108,7 +144,7 @@ func (t *TimelineRecorder) Start() {
 			case <-t.stop:
 				return
 			case now := <-tick.C:
-				t.sample(now)
+				t.sample(now, false)
 			}
 		}
 	}()
@@ -127,7 +163,7 @@ func (t *TimelineRecorder) Started() time.Time { return t.started }
 func (t *TimelineRecorder) Stop() (*Timeline, error) {
 	close(t.stop)
 	<-t.done
-	t.sample(time.Now())
+	t.sample(time.Now(), true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	// A phase that ends just after a tick leaves an empty sliver of an interval: noise in a
@@ -142,11 +178,16 @@ func (t *TimelineRecorder) Stop() (*Timeline, error) {
 	return &tl, t.encErr
 }
 
-// sample closes the interval that ends at now.
-func (t *TimelineRecorder) sample(now time.Time) {
+// sample closes the interval that ends at now; final is true for Stop's.
+func (t *TimelineRecorder) sample(now time.Time, final bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sum.Reset()
+	live := t.onSample != nil
+	if live {
+		t.cycleSum.Reset()
+		clear(t.kinds)
+	}
 	var errs int64
 	for _, r := range t.recs {
 		iv := r.interval
@@ -155,10 +196,27 @@ func (t *TimelineRecorder) sample(now time.Time) {
 		iv.acquire = t.spare
 		errs += iv.errors
 		iv.errors = 0
+		var c *hdrhistogram.Histogram
+		if live {
+			c = iv.cycle
+			iv.cycle = t.cycleSpare
+			for k, n := range iv.kinds {
+				t.kinds[k] += n
+			}
+			clear(iv.kinds)
+		}
 		iv.mu.Unlock()
 		t.sum.Merge(h) // same geometry: nothing is dropped
 		h.Reset()
 		t.spare = h
+		if c != nil {
+			t.cycleSum.Merge(c)
+			c.Reset()
+			t.cycleSpare = c
+		}
+	}
+	if live {
+		t.onSample(Sample{Elapsed: now.Sub(t.started), Acquire: t.sum, Cycle: t.cycleSum, Errors: t.kinds, Final: final})
 	}
 	d := now.Sub(t.last)
 	p := TimelinePoint{DurationS: d.Seconds(), Acquisitions: t.sum.TotalCount(), Errors: errs}

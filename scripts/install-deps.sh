@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what building and testing lockbench needs: redis-server (tests and
 # lockbench's default topology start their own private servers from it), a C compiler (go test
-# -race needs cgo) and, on Debian, chromium (a test renders lockbench report's page in it). It only installs what is missing, so running it again is cheap. Go itself is
+# -race needs cgo) and, on Debian, chromium (a test renders lockbench report's page in it) and prometheus (a test scrapes
+# lockbench's metrics endpoint with it). It only installs what is missing, so running it again is cheap. Go itself is
 # checked, not installed.
 #
 # Debian's redis-server package may start a system service on port 6379. That is harmless:
@@ -101,6 +102,21 @@ elif [ "$(uname -s)" = Linux ] && command -v apt-get >/dev/null 2>&1; then
 	apt_install chromium fonts-liberation
 else
 	log "no chromium: the report's browser test will skip (install Chromium or Chrome to run it)"
+fi
+
+# --- prometheus, for the metrics test -----------------------------------------------------------
+# cmd/lockbench's TestPrometheusScrapesRun scrapes a lockbench run --metrics-addr with a real
+# Prometheus and checks its queries against the result file; under CI (CI=true) a missing
+# binary fails it. Debian's package also installs a system service, which lockbench never uses.
+if command -v prometheus >/dev/null 2>&1; then
+	log "prometheus present: $(command -v prometheus)"
+elif [ "$(uname -s)" = Linux ] && command -v apt-get >/dev/null 2>&1; then
+	log "no prometheus (the metrics test needs it): installing Debian's prometheus package"
+	apt_install prometheus ||
+		log "apt-get reported an error installing prometheus; going on if the binary is there"
+	command -v prometheus >/dev/null 2>&1 || die "prometheus still not on PATH after installing it"
+else
+	log "no prometheus: the metrics test will skip (install Prometheus 2.x to run it)"
 fi
 
 log "ok"

@@ -39,6 +39,17 @@ func (o *Options) judge(load float64, run *results.Run, best float64, prev strin
 	st.LatencyUS = lat
 	limitUS := float64(o.SLO.Limit) / float64(time.Microsecond)
 	switch {
+	case run.Aborted != "" && run.Errors == 0 && run.Violations == 0:
+		// Stopped once already past the SLO (--abort-on-fail): over, whatever the few
+		// acquisitions between the check and the stop did to the percentile.
+		st.Verdict, st.Reason = results.VerdictOver, "stopped early: "+run.Aborted
+		if o.Duration > 0 {
+			st.SavedS = max(o.Duration.Seconds()-run.DurationS, 0)
+		}
+		if lat > o.StopFactor*limitUS {
+			return st, fmt.Sprintf("%s %s is more than %g × the SLO's %s", o.SLO.Name, fmtLatency(lat), o.StopFactor, fmtLatency(limitUS))
+		}
+		return st, ""
 	case !run.Complete:
 		st.Verdict, st.Reason = results.VerdictIncomplete, "interrupted"
 		if run.Incomplete != "" {

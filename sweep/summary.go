@@ -40,13 +40,24 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 				fmt.Fprint(tw, " (knee)")
 			}
 			// The reason is a trailing cell, so rows without one carry no padding.
-			if st.Reason != "" && st.Verdict != results.VerdictOK && st.Verdict != results.VerdictOver {
+			if st.Reason != "" && (st.SavedS > 0 || st.Verdict != results.VerdictOK && st.Verdict != results.VerdictOver) {
 				fmt.Fprint(tw, "\t"+st.Reason)
 			}
 			fmt.Fprintln(tw)
 		}
 	}
 	tw.Flush()
+	stopped, saved := 0, 0.0
+	for _, d := range s.Drivers {
+		for _, st := range d.Steps {
+			if st.SavedS > 0 {
+				stopped, saved = stopped+1, saved+st.SavedS
+			}
+		}
+	}
+	if stopped > 0 {
+		fmt.Fprintf(&buf, "\n%d %s stopped early, already past the SLO: %.1fs of measuring saved\n", stopped, plural(stopped, "step", "steps"), saved)
+	}
 
 	fmt.Fprintf(&buf, "\nknee: the highest load achieved with %s <= %s\n", pct, fmtLatency(s.SLO.LimitUS))
 	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -147,4 +158,11 @@ func fmtRate(perS float64) string {
 		return strconv.FormatFloat(perS, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(perS, 'f', 0, 64)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

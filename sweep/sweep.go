@@ -81,6 +81,9 @@ type Options struct {
 	// StepTime is a guess of one step's wall time (warm-up plus duration plus set-up), for
 	// the remaining time before the first step has ended.
 	StepTime time.Duration
+	// Duration is each step's planned measured phase, against which a step stopped early
+	// past the SLO (results.Run.Aborted) counts the time it saved. 0: not counted.
+	Duration time.Duration
 }
 
 // Outcome is what a sweep measured. It is a plain value.

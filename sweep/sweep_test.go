@@ -419,3 +419,25 @@ func TestWriteSummaryGolden(t *testing.T) {
 		t.Errorf("summary differs from %s (go test -update rewrites it):\n%s", golden, buf.String())
 	}
 }
+
+// TestStoppedEarlyStep: a step stopped past the SLO (Run.Aborted) is over, not incomplete, it
+// counts the measuring it saved, and the summary adds it up.
+func TestStoppedEarlyStep(t *testing.T) {
+	o := &Options{Mode: results.SweepConcurrency, SLO: SLO{Name: "p99", Percentile: 99, Limit: 2 * time.Millisecond}, StopFactor: 4, Duration: 3 * time.Second}
+	run := fakeRun(t, "lockcore", 1000, 5*time.Millisecond) // p99 5ms: over, below 4 × 2ms
+	run.Complete, run.Aborted, run.DurationS = false, "p99 5.00ms over the SLO's 2.00ms after 1.0s", 1
+	st, stop := o.judge(8, &run, 0, "")
+	if st.Verdict != results.VerdictOver || stop != "" || st.SavedS != 2 || !strings.Contains(st.Reason, "stopped early") {
+		t.Fatalf("aborted step: %+v, stop %q; want over, 2s saved, going on", st, stop)
+	}
+	st.Step = 1
+	sw := &results.Sweep{Mode: results.SweepConcurrency, Loads: []float64{8}, SLO: results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000}, StopFactor: 4,
+		Drivers: []results.SweepDriver{{Driver: "lockcore", Steps: []results.SweepStep{st}}}}
+	var buf strings.Builder
+	if err := WriteSummary(&buf, sw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "1 step stopped early, already past the SLO: 2.0s of measuring saved") {
+		t.Errorf("summary lacks the time saved:\n%s", buf.String())
+	}
+}

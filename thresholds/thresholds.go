@@ -341,3 +341,36 @@ func caseName(c results.Case) string {
 	}
 	return strings.Join(vals, "/")
 }
+
+// liveMetrics are the metrics a running phase can answer (workloads.Live): the acquire
+// latencies, throughput, cycle p99 and the counts that only grow (errors, violations), whose
+// failure during the run is final.
+var liveMetrics = map[string]bool{
+	"throughput": true, "p50": true, "p90": true, "p99": true, "p999": true, "max": true, "mean": true,
+	"cycle-p99": true, "errors": true, "violations": true, "fencing-violations": true,
+}
+
+// CanAbort reports whether t can be checked while a run measures, to stop it early: an
+// absolute threshold on a metric the running phase measures. A ratio cannot (its two drivers
+// run one after the other), nor can commands, CPU or driver counts, read when a run ends, nor
+// a lower bound on acquisitions, which grow until the end. It is safe for concurrent use.
+func (t *Threshold) CanAbort() bool {
+	return !t.IsRatio() && liveMetrics[t.Metric.Name]
+}
+
+// Live checks the thresholds that CanAbort and apply to driver on run, the measured phase so
+// far, and returns the first that fails, with the value it read ("p99<5ms: p99 7.21ms after
+// 2.0s"), or "" when none does. A metric the phase has not measured yet (no acquisition)
+// fails nothing. It is safe for concurrent use.
+func Live(ths []Threshold, driver string, run *results.Run) string {
+	for _, t := range ths {
+		if !t.CanAbort() || (t.Driver != "" && t.Driver != driver) {
+			continue
+		}
+		v, ok := t.Metric.Value(run)
+		if ok && !t.Op.holds(v, t.Limit) {
+			return fmt.Sprintf("%s failed: %s %s after %.1fs", t.Expr, t.Metric.Name, t.Metric.Format(v), run.DurationS)
+		}
+	}
+	return ""
+}

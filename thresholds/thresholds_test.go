@@ -165,3 +165,40 @@ func TestCheckSeveralCases(t *testing.T) {
 		t.Errorf("outcomes %+v", rs[0].Outcomes)
 	}
 }
+
+func TestLive(t *testing.T) {
+	parse := func(exprs ...string) []Threshold {
+		var out []Threshold
+		for _, e := range exprs {
+			th, err := Parse(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, th)
+		}
+		return out
+	}
+	run := &results.Run{Driver: "lockcore", DurationS: 2, Acquisitions: 1000, ThroughputPerS: 500,
+		AcquireLatencyUS: results.Percentiles{P99: 7210}, Violations: 0}
+	for _, c := range []struct {
+		exprs []string
+		want  string
+	}{
+		{[]string{"p99<10ms", "violations==0"}, ""},
+		{[]string{"violations==0", "p99<5ms"}, "p99<5ms failed: p99 7.21ms after 2.0s"},
+		{[]string{"naive p99<5ms"}, ""},                // another driver's
+		{[]string{"lockcore/naive throughput>=2"}, ""}, // a ratio: checked at the end only
+		{[]string{"cmds<5", "acquisitions>5000"}, ""},  // read at the end only
+		{[]string{"throughput>=1000"}, "throughput>=1000 failed: throughput 500 after 2.0s"},
+	} {
+		if got := Live(parse(c.exprs...), "lockcore", run); got != c.want {
+			t.Errorf("%v: %q, want %q", c.exprs, got, c.want)
+		}
+	}
+	if got := Live(parse("p99<5ms"), "lockcore", &results.Run{Driver: "lockcore", DurationS: 1}); got != "" {
+		t.Errorf("no acquisition yet: %q, want nothing failed", got)
+	}
+	if th := parse("lockcore/naive throughput>=2")[0]; th.CanAbort() {
+		t.Error("a ratio cannot abort")
+	}
+}

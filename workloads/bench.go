@@ -38,6 +38,11 @@ type Plan struct {
 	// TimelineInterval is the length of a timeline point; 0 means
 	// results.DefaultTimelineInterval.
 	TimelineInterval time.Duration
+	// Live, if set, is called with the measured phase so far after every timeline interval,
+	// from the timeline's goroutine, and once more when the run is filled (Live.Final). A
+	// non-empty answer before the end stops the phase at once: the run is returned with what
+	// was measured, incomplete, with the answer as its Aborted reason. It must return promptly.
+	Live func(Live) (abort string)
 }
 
 // Progress is a running phase's state, for progress output.
@@ -137,6 +142,12 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	}
 	renewalsBefore := renewalCount(locker)
 	timeline := results.NewTimelineRecorder(ph.Recorders, p.TimelineInterval)
+	phaseCtx, abortPhase := context.WithCancelCause(ctx)
+	defer abortPhase(nil)
+	var live *liveWatch
+	if p.Live != nil {
+		live = startLive(ctx, p, inst, ph, counting, countsBefore, timeline, stats, before, statsErr == nil, abortPhase)
+	}
 	if p.Grants != nil {
 		for _, r := range ph.Recorders {
 			if r != nil {
@@ -150,9 +161,12 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if p.Measure != nil {
 		endMeasure = p.Measure(timeline.Started())
 	}
-	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(ctx, ph, cfg.Duration) })
+	watch(p, ph, "measure", cfg.Duration, func() { loop.Run(phaseCtx, ph, cfg.Duration) })
 	endMeasure()
 	tl, tlErr := timeline.Stop() // the workers have stopped: the points add up to the run
+	if live != nil {
+		live.stopPolling()
+	}
 	if cpuAfter, ok := processCPU(); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)
 	}
@@ -173,7 +187,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	recordFairness(&run, ph.Recorders, inst)
 	recordHolds(&run, inst, renewalsDelta(renewalsBefore, renewalCount(locker)))
 	run.Complete = !ph.Interrupted
-	if ph.Interrupted {
+	switch {
+	case ph.Interrupted && ctx.Err() == nil && context.Cause(phaseCtx) == errAborted:
+		run.Aborted = live.reason
+		run.Incomplete = fmt.Sprintf("aborted after %.1fs of %v: %s", ph.Elapsed.Seconds(), cfg.Duration, live.reason)
+	case ph.Interrupted:
 		run.Incomplete = fmt.Sprintf("interrupted after %.1fs of %v", ph.Elapsed.Seconds(), cfg.Duration)
 	}
 	if statsErr == nil {
@@ -184,6 +202,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		if err == nil {
 			after.record(&run, before)
 		}
+	}
+	if live != nil {
+		live.final(&run)
 	}
 	return run, nil
 }

@@ -28,6 +28,10 @@ type Phase struct {
 	Open *OpenStats
 
 	done []paddedCounter
+	// started counts the cycles begun, per worker, and late an open loop's late starts, so
+	// that a live watcher sees the attempts in flight (see InFlight).
+	started []paddedCounter
+	late    []paddedCounter
 }
 
 type paddedCounter struct {
@@ -44,9 +48,34 @@ func (p *Phase) Done() int64 {
 	return n
 }
 
+// InFlight returns how many cycles have begun and not finished so far. It may be read while
+// the phase runs.
+func (p *Phase) InFlight() int64 {
+	var n int64
+	for i := range p.started {
+		n += p.started[i].Load()
+	}
+	return max(n-p.Done(), 0)
+}
+
+// LateSoFar returns an open loop's late starts so far (see OpenStats.Late); 0 in a closed
+// loop. It may be read while the phase runs.
+func (p *Phase) LateSoFar() int64 {
+	var n int64
+	for i := range p.late {
+		n += p.late[i].Load()
+	}
+	return n
+}
+
+func newPhase(workers int) *Phase {
+	return &Phase{Recorders: make([]*results.Recorder, workers), done: make([]paddedCounter, workers),
+		started: make([]paddedCounter, workers), late: make([]paddedCounter, workers)}
+}
+
 // NewPhase returns a phase for the loop; record chooses whether cycles are recorded.
 func (l *ClosedLoop) NewPhase(record bool) *Phase {
-	p := &Phase{Recorders: make([]*results.Recorder, len(l.Cyclers)), done: make([]paddedCounter, len(l.Cyclers))}
+	p := newPhase(len(l.Cyclers))
 	if record {
 		for i := range p.Recorders {
 			p.Recorders[i] = results.NewRecorder()
@@ -65,8 +94,9 @@ func (l *ClosedLoop) Run(ctx context.Context, p *Phase, d time.Duration) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, done := p.Recorders[i], &p.done[i]
+			rec, done, started := p.Recorders[i], &p.done[i], &p.started[i]
 			for pctx.Err() == nil {
+				started.Add(1)
 				if cy.Cycle(pctx, rec) != nil {
 					return
 				}

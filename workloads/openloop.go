@@ -76,7 +76,7 @@ type OpenStats struct {
 
 // NewPhase returns a phase for the loop; record chooses whether cycles are recorded.
 func (l *OpenLoop) NewPhase(record bool) *Phase {
-	p := &Phase{Recorders: make([]*results.Recorder, len(l.Cyclers)), done: make([]paddedCounter, len(l.Cyclers))}
+	p := newPhase(len(l.Cyclers))
 	if record {
 		for i := range p.Recorders {
 			p.Recorders[i] = results.NewOpenLoopRecorder()
@@ -115,7 +115,7 @@ func (l *OpenLoop) Run(ctx context.Context, p *Phase, d time.Duration) {
 	var wg sync.WaitGroup
 	for i, cy := range l.Cyclers {
 		wg.Go(func() {
-			l.work(pctx, cctx, sched, start, d, cy, p.Recorders[i], &p.done[i], &counts[i])
+			l.work(pctx, cctx, sched, start, d, cy, p.Recorders[i], &p.done[i], &counts[i], &p.started[i], &p.late[i])
 		})
 	}
 	wg.Wait()
@@ -151,7 +151,7 @@ type openCounts struct {
 
 // work is one worker of Run: take the next slot, wait for its time, run the cycle in cctx, until
 // the schedule passes d or ctx ends.
-func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start time.Time, d time.Duration, cy Cycler, rec *results.Recorder, done *paddedCounter, c *openCounts) {
+func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start time.Time, d time.Duration, cy Cycler, rec *results.Recorder, done *paddedCounter, c *openCounts, started, lateN *paddedCounter) {
 	c.unstarted = -1
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -187,8 +187,10 @@ func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start
 			return
 		}
 		c.started++
+		started.Add(1)
 		if late {
 			c.late++
+			lateN.Add(1)
 		}
 		if rec != nil {
 			rec.StartedLate(now.Sub(intended))

@@ -17,10 +17,15 @@ by metric over its repeated runs (--repeat), with benchstat's statistics: median
 confidence intervals and the Mann–Whitney U test.
 
 A row REGRESSES when NEW is worse than BASE by more than the metric's --max-regression, with
-significance alpha (the test is run against BASE moved by the threshold, so neither noise nor a
-real change below the threshold fails). Too few runs to tell (fewer than 4+4 at alpha 0.05), or a
-median worse than the threshold without significance, is INCONCLUSIVE: it fails only with
---strict. Any safety violation in NEW fails, whatever the statistics.
+significance (a one-sided test of "NEW is worse" against BASE moved by the threshold, so neither
+noise nor a real change below the threshold fails). Only the --gate metrics (throughput and p99
+by default) fail the gate; the others are reported. alpha is shared over the gated rows.
+
+The gate fails closed: when a gated row has too few runs for the test ever to reach its level
+(3+3 with one driver at alpha 0.05: the smallest one-sided p is 1/20 > 0.025), compare says so,
+names the --repeat that would do, and exits 1; --allow-inconclusive lets it pass. A median worse
+than the threshold without significance is INCONCLUSIVE: it fails only with --strict. Any safety
+violation in NEW fails, whatever the statistics.
 
 Examples:
   # On the base branch, then on the change; 10 interleaved rounds each:
@@ -31,11 +36,15 @@ Examples:
   # Tighter on throughput, looser on the tail; a markdown table for a pull request:
   lockbench compare --max-regression throughput=3%,p999=30% --format markdown base.json new.json
 
-  # Fail unless there are enough runs to tell:
-  lockbench compare --strict base new
+  # Gate on more metrics (each spends a share of alpha: more runs are needed):
+  lockbench compare --gate throughput,p99,p50,cmds base new
+
+  # Pass even when there are too few runs to tell (the summary still says so):
+  lockbench compare --allow-inconclusive base new
 
 Metrics and default --max-regression: DEFAULTS.
-Exit codes: 0 no regression, 1 regression or violations (or inconclusive with --strict),
+Exit codes: 0 no regression, 1 a gated regression, violations, too few runs to decide (unless
+--allow-inconclusive) or inconclusive with --strict,
 2 bad input (a file missing or not a lockbench result of schema 1, no runs, nothing in common,
 a bad flag).
 `
@@ -46,7 +55,9 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	maxReg := fs.StringSlice("max-regression", nil, "largest change for the worse tolerated per metric, e.g. throughput=5%,p99=10% (repeatable; unnamed metrics keep their defaults)")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "significance level of the tests")
-	strict := fs.Bool("strict", false, "fail on inconclusive rows (too few runs to tell) too")
+	strict := fs.Bool("strict", false, "fail on inconclusive gated rows too (a median worse than the threshold without significance)")
+	allowInc := fs.Bool("allow-inconclusive", false, "pass when a gated row has too few runs for the test ever to reach significance (default: that fails, naming the --repeat needed)")
+	gate := fs.StringSlice("gate", compare.DefaultGate, "metrics whose regressions fail the gate, comma separated; the others are reported only. Safety violations always fail")
 	format := fs.String("format", "text", "output: text, json or markdown (for a pull-request comment)")
 	help := fs.BoolP("help", "h", false, "show this help")
 
@@ -70,7 +81,7 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	default:
 		return bad("--format %q: want %s", *format, strings.Join(compare.Formats, ", "))
 	}
-	opts := compare.Options{Alpha: *alpha, Strict: *strict}
+	opts := compare.Options{Alpha: *alpha, Strict: *strict, AllowInconclusive: *allowInc, Gate: *gate}
 	var err error
 	if opts.MaxRegression, err = compare.ParseMaxRegression(*maxReg...); err != nil {
 		return bad("%v", err)

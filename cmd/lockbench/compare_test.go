@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,8 +55,11 @@ func TestCompareCommandVerdicts(t *testing.T) {
 		{"20% slower, 10 runs a side", []string{base, slower}, exitFailure, "FAIL: "},
 		{"noise only", []string{base, same}, exitOK, "PASS: no regression"},
 		{"directories", []string{filepath.Join(dir, "base"), filepath.Join(dir, "same")}, exitOK, "PASS"},
-		{"3 runs a side: inconclusive passes", []string{few1, few2}, exitOK, "INCONCLUSIVE (too few runs"},
-		{"3 runs a side, --strict", []string{"--strict", few1, few2}, exitFailure, "FAIL (--strict)"},
+		{"3 runs a side: fails closed", []string{few1, few2}, exitFailure, "FAIL: cannot decide: 2 gated rows had too few runs for the test ever to reach p ≤ 0.025; run 4 a side (--repeat 4)"},
+		{"3 runs a side, --allow-inconclusive", []string{"--allow-inconclusive", few1, few2}, exitOK, "PASS: no regression, but only because --allow-inconclusive"},
+		{"3 runs a side, --allow-inconclusive --strict", []string{"--allow-inconclusive", "--strict", few1, few2}, exitFailure, "FAIL (--strict)"},
+		{"gate on p50 too", []string{"--gate", "throughput,p99,p50", base, slower}, exitFailure, "FAIL: 3 regressions"},
+		{"gate on a metric not compared", []string{"--gate", "max", base, slower}, exitUsage, ""},
 		{"markdown", []string{"--format", "markdown", base, slower}, exitFailure, "| acq/s |"},
 		{"json", []string{"--format", "json", base, slower}, exitFailure, `"verdict": "regression"`},
 		{"looser threshold", []string{"--max-regression", "throughput=30%,p50=30%,p99=30%,p999=50%,client-cpu=30%,redis-cpu=30%", base, slower}, exitOK, "PASS"},
@@ -66,6 +70,49 @@ func TestCompareCommandVerdicts(t *testing.T) {
 		if code != c.code || !strings.Contains(out.String(), c.out) {
 			t.Errorf("%s: exit %d, stdout:\n%s\nstderr: %s\nwant exit %d and %q", c.name, code, out.String(), errb.String(), c.code, c.out)
 		}
+	}
+}
+
+// TestCompareGateFailsClosed is the case the gate used to miss: 5 runs a side, where the
+// two-sided test over 7 rows per driver could never reach significance and a 20% or even 65%
+// slowdown passed. Now both exit 1 by default, and noise alone exits 0 in at least 95 of 100
+// trials (the gate's alpha is 0.05).
+func TestCompareGateFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	exit := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := dispatch(append([]string{"compare"}, args...), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 5, 1)
+	for _, c := range []struct {
+		name  string
+		speed float64
+	}{{"-20%", 0.8}, {"-65%", 0.35}} {
+		slower := writeSynthetic(t, filepath.Join(dir, c.name), 2, 5, c.speed)
+		if code, out := exit(base, slower); code != exitFailure || !strings.Contains(out, "REGRESSION") {
+			t.Errorf("%s throughput, 5 runs a side: exit %d, want %d with a regression:\n%s", c.name, code, exitFailure, out)
+		}
+	}
+	passed := 0
+	const trials = 100
+	for i := range trials {
+		d := filepath.Join(dir, "noise", strconv.Itoa(i))
+		b := writeSynthetic(t, filepath.Join(d, "base"), uint64(1000+2*i), 5, 1)
+		n := writeSynthetic(t, filepath.Join(d, "new"), uint64(1001+2*i), 5, 1)
+		code, out := exit(b, n)
+		switch code {
+		case exitOK:
+			passed++
+		case exitFailure:
+			t.Logf("noise trial %d failed the gate:\n%s", i, out)
+		default:
+			t.Fatalf("noise trial %d: exit %d:\n%s", i, code, out)
+		}
+	}
+	t.Logf("same vs same, 5 runs a side: %d of %d trials passed", passed, trials)
+	if passed < 95 {
+		t.Errorf("same vs same passed in %d of %d trials, want at least 95", passed, trials)
 	}
 }
 
@@ -147,10 +194,16 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		assertServerGone(t, errb.String())
 	}
+	// 2 runs a side can never be significant: the gate fails closed and names the runs needed.
 	var out, errb bytes.Buffer
 	code := dispatch([]string{"compare", filepath.Join(dir, "base"), filepath.Join(dir, "new")}, &out, &errb)
+	if code != exitFailure || !strings.Contains(out.String(), "FAIL: cannot decide") || !strings.Contains(out.String(), "(--repeat 5)") {
+		t.Fatalf("compare of 2+2 runs: exit %d, want %d naming --repeat 5\n%s%s", code, exitFailure, out.String(), errb.String())
+	}
+	out.Reset()
+	code = dispatch([]string{"compare", "--allow-inconclusive", filepath.Join(dir, "base"), filepath.Join(dir, "new")}, &out, &errb)
 	if code != exitOK {
-		t.Fatalf("compare of two runs of one configuration: exit %d\n%s%s", code, out.String(), errb.String())
+		t.Fatalf("compare --allow-inconclusive of two runs of one configuration: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 	for _, want := range []string{"lockbench compare: PASS", "lockcore contention/single/concurrency=4/keys=100", "naive contention/single",
 		"acq/s", "INCONCLUSIVE (too few runs: 2 can never reach"} {

@@ -19,6 +19,7 @@ import (
 const (
 	cmdRun    = "run"
 	cmdWorker = "worker"
+	cmdSweep  = "sweep"
 )
 
 // maxProcs bounds --procs: each process is a Go runtime with its own clients.
@@ -158,7 +159,7 @@ func workerArgs(f *runFlags, addrs []string, masterName, driver string, index in
 
 // runProcs runs driver as f.fleet.procs generator processes of this executable against the
 // target, and returns their merged run.
-func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, error) {
+func (r *runner) runProcs(ctx context.Context, driver string, round int) (results.Run, error) {
 	f, ui := r.f, r.ui
 	exe, err := os.Executable()
 	if err != nil {
@@ -187,6 +188,7 @@ func (r *runner) runProcs(ctx context.Context, driver string) (results.Run, erro
 			}
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
 			args = append(args, f.conn.child...)
+			args = append(args, f.metrics.childArgs(i, round)...)
 			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,

@@ -129,10 +129,12 @@ type runFlags struct {
 	cpuprof    string
 	tracefile  string
 	thresholds []thresholds.Threshold
-	fleet      fleetFlags // --procs, and lockbench worker's own flags (fleet.go)
-	net        netFlag    // --net (run_net.go)
-	conn       connFlags  // --user, --password-file, --tls… (run_conn.go)
-	faultFlags faultFlags // run's --fault and --timeline-interval (run_faults.go)
+	fleet      fleetFlags   // --procs, and lockbench worker's own flags (fleet.go)
+	net        netFlag      // --net (run_net.go)
+	conn       connFlags    // --user, --password-file, --tls… (run_conn.go)
+	faultFlags faultFlags   // run's --fault and --timeline-interval (run_faults.go)
+	metrics    metricsFlags // --metrics-addr, --metrics-linger (run_metrics.go)
+	abort      abortFlags   // --abort-on-fail, --abort-after (run_abort.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -201,6 +203,10 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.net.add(fs)
 	if c.name == cmdRun {
 		addFaultFlags(fs, &f.faultFlags)
+	}
+	f.metrics.add(fs, c.name)
+	if c.name == cmdRun || c.name == cmdSweep {
+		f.abort.add(fs, c.name)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
@@ -340,15 +346,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if err := workloads.CheckConfig(w, f.cfg); err != nil {
 		return bad("%v", err)
 	}
-	if fleetCommand(c.name) {
-		if msg := checkFleetFlags(fs, f, c.name); msg != "" {
-			return bad("%s", msg)
-		}
-	}
-	if c.name == cmdRun {
-		if msg := checkFaultFlags(f); msg != "" {
-			return bad("%s", msg)
-		}
+	if msg := checkGroups(fs, f, c.name); msg != "" {
+		return bad("%s", msg)
 	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
@@ -363,6 +362,28 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	return f, exitOK, true
 }
 
+// checkGroups runs the checks of the flag groups command has (fleet, faults, metrics, abort),
+// after run's own, and returns the first complaint, or "".
+func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
+	var checks []func() string
+	if fleetCommand(command) {
+		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) })
+	}
+	if command == cmdRun {
+		checks = append(checks, func() string { return checkFaultFlags(f) })
+	}
+	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
+	if command == cmdRun || command == cmdSweep {
+		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
+	}
+	for _, check := range checks {
+		if msg := check(); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	f, code, ok := parseRunFlags(args, stdout, stderr)
 	if !ok {
@@ -374,6 +395,11 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
+	if err := f.metrics.start(f, cmdRun, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
+		return exitUsage // before anything was measured
+	}
+	defer f.metrics.stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -430,7 +456,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
-	r := &runner{f: f, tgt: tgt, ui: ui, file: file}
+	r := &runner{f: f, tgt: tgt, ui: ui, file: file, abort: f.abort.runCheck(f.thresholds)}
 	r.runAll(ctx)
 	if r.badConfig {
 		return exitUsage
@@ -479,7 +505,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	case r.failed:
 		return exitFailure
-	case thresholdsFailed > 0:
+	case thresholdsFailed > 0, r.aborted:
 		return exitThresholds
 	}
 	return exitOK

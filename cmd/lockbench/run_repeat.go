@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -38,6 +39,12 @@ type runner struct {
 	skipped           map[string]bool
 	faultNoted        bool // the note on faults over several runs is out (run_faults.go)
 	procRuns          int  // --procs runs started so far, to name their processes' profiles
+	// abort, if set, stops a measured phase early (--abort-on-fail, run_abort.go); aborted:
+	// it did, and lockbench run starts no further run. step is a sweep's step, for the
+	// metrics' labels (0 in run).
+	abort   func(driver string, l workloads.Live) string
+	aborted bool
+	step    int
 }
 
 // runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
@@ -53,7 +60,7 @@ func (r *runner) runAll(ctx context.Context) {
 			if r.skipped[name] {
 				continue
 			}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || r.aborted {
 				notStarted++
 				continue
 			}
@@ -63,7 +70,9 @@ func (r *runner) runAll(ctx context.Context) {
 			}
 		}
 	}
-	if notStarted > 0 {
+	if notStarted > 0 && r.aborted {
+		r.ui.line("stopped by --abort-on-fail: %d of %d runs not started", notStarted, total)
+	} else if notStarted > 0 {
 		r.ui.line("interrupted: %d of %d runs not started", notStarted, total)
 	}
 }
@@ -90,12 +99,13 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		Target:      r.tgt.driverConfig(f.lease),
 		ServerStats: r.tgt.serverStats,
 		Progress:    ui.progress,
+		Live:        f.metrics.live(metrics.Labels{Driver: name, Workload: f.workload, Topology: f.spec.String(), Round: round, Step: r.step}, r.abort),
 	}
 	recordFaults := r.withFaults(ctx, &plan) // run_faults.go
 	var run results.Run
 	var err error
 	if f.fleet.procs > 1 {
-		run, err = r.runProcs(ctx, name) // fleet.go
+		run, err = r.runProcs(ctx, name, round) // fleet.go
 	} else {
 		run, err = workloads.Run(ctx, plan)
 	}
@@ -144,6 +154,10 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	if run.Violations > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: SAFETY: %s", name, safetySummary(&run))
+	}
+	if run.Aborted != "" {
+		r.aborted = true
+		ui.line("lockbench run: %s: stopped early: %s", name, run.Aborted)
 	}
 	r.file.Runs = append(r.file.Runs, run)
 }

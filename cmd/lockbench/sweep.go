@@ -66,6 +66,11 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
+	if err := f.metrics.start(f, cmdSweep, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
+		return exitUsage // before anything was measured
+	}
+	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := catchInterrupts(ui, cancel)
@@ -88,7 +93,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
-	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file}
+	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file, abort: f.abort.sweepCheck(s.goal)}
 	status := newSweepStatus(s.goal.Name)
 	ui.mu.Lock()
 	ui.prefix = status.prefix
@@ -103,6 +108,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		Step:             steps.run,
 		Progress:         func(e sweep.Event) { status.report(ui, s.mode, len(s.loads), e) },
 		StepTime:         max(f.cfg.Warmup, 0) + f.cfg.Duration + time.Second,
+		Duration:         f.cfg.Duration,
 	})
 	aborted := err != nil
 	if aborted {
@@ -147,6 +153,8 @@ type sweepSteps struct {
 	tgt  *target
 	ui   *progressUI
 	file *results.File // collects the skips; the runs come back through sweep.Run
+	// abort stops a step already past the SLO (--abort-on-fail); nil without it.
+	abort func(driver string, l workloads.Live) string
 }
 
 func (s *sweepSteps) run(ctx context.Context, st sweep.Step) (results.Run, error) {
@@ -159,7 +167,7 @@ func (s *sweepSteps) run(ctx context.Context, st sweep.Step) (results.Run, error
 	}
 	w, _ := workloads.Get(f.workload) // checked by parseCommandFlags
 	scratch := &results.File{}
-	r := &runner{f: &f, tgt: s.tgt, ui: s.ui, file: scratch, skipped: make(map[string]bool)}
+	r := &runner{f: &f, tgt: s.tgt, ui: s.ui, file: scratch, skipped: make(map[string]bool), abort: s.abort, step: st.Index}
 	r.runOne(ctx, w, st.Driver, 1, st.Seq, st.Total)
 	switch {
 	case len(scratch.Skipped) > 0:

@@ -172,6 +172,6 @@ func joinInts(ns []int) string {
 
 func parseSweepFlags(args []string, stdout, stderr io.Writer) (*runFlags, *sweepFlags, int, bool) {
 	s := &sweepFlags{}
-	f, code, ok := parseCommandFlags(commandFlags{name: "sweep", examples: sweepExamples, add: s.add, check: s.check}, args, stdout, stderr)
+	f, code, ok := parseCommandFlags(commandFlags{name: cmdSweep, examples: sweepExamples, add: s.add, check: s.check}, args, stdout, stderr)
 	return f, s, code, ok
 }

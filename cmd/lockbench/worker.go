@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/fleet"
+	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -31,6 +32,11 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
+	if err := f.metrics.start(f, cmdWorker, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+		return exitUsage // before anything was measured
+	}
+	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
@@ -62,7 +68,8 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 
 	w, _ := workloads.Get(f.workload)     // checked by parseRunFlagsAs
 	drv, _ := drivers.Parse(f.drivers[0]) // checked by parseRunFlagsAs
-	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress}
+	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress,
+		Live: f.metrics.live(metrics.Labels{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Round: f.metrics.round, Generator: f.fleet.index}, nil)}
 	if f.fleet.index == 0 {
 		// One process measures the servers: they serve all processes, whose phases the common
 		// start time lines up, so the figures are the run's; added up over processes they

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/thresholds"
+	"github.com/lockbench/lockbench/workloads"
+	"github.com/spf13/pflag"
+)
+
+// defaultAbortAfter is how long a measured phase runs before --abort-on-fail looks at it: a
+// p99 of the first few hundred milliseconds is mostly connection set-up and cold caches.
+const defaultAbortAfter = time.Second
+
+// abortFlags are --abort-on-fail and --abort-after (run and sweep).
+type abortFlags struct {
+	on    bool
+	after time.Duration
+}
+
+func (a *abortFlags) add(fs *pflag.FlagSet, cmd string) {
+	what := "a --threshold that can be checked while measuring (absolute: latencies, throughput, errors, violations; ratios are checked at the end) fails: the run stops, its partial result is written (marked incomplete, with the reason) and no further run starts; exit " + fmt.Sprint(exitThresholds)
+	if cmd == cmdSweep {
+		what = "a step is already past the --slo: the step stops (verdict over, the time saved in the summary) and the sweep goes on as after any step over the SLO"
+	}
+	fs.BoolVar(&a.on, "abort-on-fail", false, "check every --timeline-interval once --abort-after has passed, and stop when "+what)
+	fs.DurationVar(&a.after, "abort-after", defaultAbortAfter, "with --abort-on-fail: how long each measured phase runs before it is checked")
+}
+
+// check returns what is wrong with the flags, or "".
+func (a *abortFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string {
+	switch {
+	case !a.on && fs.Changed("abort-after"):
+		return "--abort-after needs --abort-on-fail"
+	case !a.on:
+		return ""
+	case a.after < 0:
+		return fmt.Sprintf("--abort-after %v must not be negative", a.after)
+	case cmd == cmdSweep:
+		return "" // the SLO, always given or defaulted
+	case len(f.thresholds) == 0:
+		return "--abort-on-fail needs a --threshold to check (e.g. --threshold 'p99<5ms')"
+	case f.fleet.procs > 1:
+		return "--abort-on-fail is not available with --procs: each process sees only its share of the run (its thresholds are checked on the merged result at the end)"
+	}
+	for _, th := range f.thresholds {
+		if th.CanAbort() {
+			return ""
+		}
+	}
+	return "--abort-on-fail: none of the --threshold can be checked while measuring (ratios compare drivers that run one after the other; commands, CPU and driver counts are read at the end)"
+}
+
+// runCheck is run's: the thresholds that can be checked live, on the phase so far.
+func (a *abortFlags) runCheck(ths []thresholds.Threshold) func(string, workloads.Live) string {
+	if !a.on {
+		return nil
+	}
+	return func(driver string, l workloads.Live) string {
+		if l.Elapsed < a.after {
+			return ""
+		}
+		return thresholds.Live(ths, driver, &l.Run)
+	}
+}
+
+// sweepCheck is sweep's: the SLO percentile of the phase so far against its limit.
+func (a *abortFlags) sweepCheck(slo sweep.SLO) func(string, workloads.Live) string {
+	if !a.on {
+		return nil
+	}
+	return func(_ string, l workloads.Live) string {
+		if l.Elapsed < a.after || l.Acquire == nil || l.Acquire.TotalCount() == 0 {
+			return ""
+		}
+		v := time.Duration(l.Acquire.ValueAtQuantile(slo.Percentile)) * time.Microsecond
+		if v <= slo.Limit {
+			return ""
+		}
+		return fmt.Sprintf("%s %v over the SLO's %v after %.1fs", slo.Name, v, slo.Limit, l.Elapsed.Seconds())
+	}
+}
