@@ -409,7 +409,7 @@ func leaseDrift(lease int64) int64 { return lease/100 + int64(2*time.Millisecond
 // of the lease by default, so three quarters or more stay ahead); an explicit-lease hold only
 // if what is confirmed covers the waiter's whole lease. The two kinds never pass to each other.
 func (c *Client) leaseSafe(h *hold, la leaseArgs, now int64) bool {
-	if h.watchdog != la.watchdog {
+	if h.watchdog != la.watchdog || h.unsure {
 		return false
 	}
 	left := h.expires - now - leaseDrift(h.lease)

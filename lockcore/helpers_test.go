@@ -232,7 +232,8 @@ type tableLease struct {
 }
 
 // tableLeases returns the confirmed leases of c's holds on Redisson lock hashes (read-write
-// holds, kept under keys of their own, are left out), for comparison with Redis's PTTL.
+// holds, kept under keys of their own, are left out, and so are holds whose lease the table
+// knows it cannot vouch for: hold.unsure), for comparison with Redis's PTTL.
 func tableLeases(c *Client) []tableLease {
 	now := c.now()
 	var out []tableLease
@@ -240,7 +241,7 @@ func tableLeases(c *Client) []tableLease {
 		s := &c.holds.shards[i]
 		s.mu.Lock()
 		for name, h := range s.m {
-			if h.renewer == nil {
+			if h.renewer == nil && !h.unsure {
 				out = append(out, tableLease{Name: name, Field: h.field, Left: time.Duration(h.expires - now)})
 			}
 		}

@@ -26,6 +26,10 @@ type hold struct {
 	// setAt is the send time of the call that last moved expires: a reply that comes back late
 	// from an earlier call does not overwrite what a later one set.
 	setAt int64
+	// unsure is set when a call on this hold's field got no answer (a re-entry, say): it may
+	// still run, later, and set a shorter lease than expires says. The hold is never handed
+	// over again; it leaves through Redis.
+	unsure bool
 	// renewer is how the watchdog renews this hold when the plain lock renewal does not fit
 	// (read-write locks); nil for a hash at the table key renewed by renewScript.
 	renewer *renewer
@@ -251,6 +255,19 @@ func (t *holdTable) lent(name string, owner Owner, field string) bool {
 	lent := h != nil && h.field == field && h.owner != owner
 	s.mu.Unlock()
 	return lent
+}
+
+// unsure marks the hold of name through field, if any, as unsure (see hold.unsure), and reports
+// whether there was one.
+func (t *holdTable) markUnsure(name, field string) bool {
+	s := t.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.m[name]; h != nil && h.field == field {
+		h.unsure = true
+		return true
+	}
+	return false
 }
 
 // counts reports whether the table has a hold of name through field, whoever holds it now.

@@ -209,9 +209,10 @@ func (c *Client) refuse(name string, owner Owner, field string) (int64, bool) {
 
 // attemptFailed settles an attempt with field on name that got no answer: if no hold of the
 // table counts on the field, it may have been granted in Redis with nobody to release it, so the
-// field goes in doubt. A re-entry's field is counted by its hold: see doubt.go.
+// field goes in doubt. A re-entry's field is counted by its hold (see doubt.go), whose lease is
+// then unsure: the attempt may still run and set its own.
 func (c *Client) attemptFailed(name, field string, err error) {
-	if unknownOutcome(err) && !c.holds.counts(name, field) {
+	if unknownOutcome(err) && !c.holds.markUnsure(name, field) {
 		c.doubt(name, field)
 	}
 }
