@@ -68,18 +68,7 @@ func TestACLUserRunsEveryDriver(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 	}
 	f := readResult(t, dir)
-	ran := map[string]bool{}
-	for _, r := range f.Runs {
-		ran[r.Driver] = true
-		if r.Acquisitions == 0 || r.Violations != 0 || r.Errors != 0 || !r.Complete {
-			t.Errorf("%s: %d acquisitions, violations %d, errors %d %v, complete %v", r.Driver, r.Acquisitions, r.Violations, r.Errors, r.ErrorsByKind, r.Complete)
-		}
-	}
-	for _, d := range strings.Split(all, ",") {
-		if !ran[d] {
-			t.Errorf("driver %s did not run (skipped: %+v)", d, f.Skipped)
-		}
-	}
+	everyDriverClean(t, f, all)
 	if !strings.Contains(errb.String(), "CONFIG GET is not allowed") {
 		t.Errorf("the preflight does not say it could not read the persistence settings:\n%s", errb)
 	}

@@ -556,3 +556,21 @@ func TestThresholdsInRun(t *testing.T) {
 	}
 	assertServerGone(t, errb.String())
 }
+
+// everyDriverClean fails t unless every driver of the comma-separated list all ran in f, with
+// acquisitions, no violation, no error, to the end.
+func everyDriverClean(t *testing.T, f *results.File, all string) {
+	t.Helper()
+	ran := map[string]bool{}
+	for _, r := range f.Runs {
+		ran[r.Driver] = true
+		if r.Acquisitions == 0 || r.Violations != 0 || r.Errors != 0 || !r.Complete {
+			t.Errorf("%s: %d acquisitions, violations %d, errors %d %v, complete %v", r.Driver, r.Acquisitions, r.Violations, r.Errors, r.ErrorsByKind, r.Complete)
+		}
+	}
+	for _, d := range strings.Split(all, ",") {
+		if !ran[d] {
+			t.Errorf("driver %s did not run (skipped: %+v)", d, f.Skipped)
+		}
+	}
+}

@@ -28,18 +28,7 @@ func TestRunSecureTopologies(t *testing.T) {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
 			}
 			f := readResult(t, dir)
-			ran := map[string]bool{}
-			for _, r := range f.Runs {
-				ran[r.Driver] = true
-				if r.Acquisitions == 0 || r.Violations != 0 || r.Errors != 0 || !r.Complete {
-					t.Errorf("%s: %d acquisitions, violations %d, errors %d %v, complete %v", r.Driver, r.Acquisitions, r.Violations, r.Errors, r.ErrorsByKind, r.Complete)
-				}
-			}
-			for _, d := range strings.Split(all, ",") {
-				if !ran[d] {
-					t.Errorf("driver %s did not run (skipped: %+v)", d, f.Skipped)
-				}
-			}
+			everyDriverClean(t, f, all)
 			c := f.Topology.Connection
 			if c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
 				t.Errorf("result's connection = %v", c)
