@@ -44,9 +44,6 @@ import (
 const (
 	doubtRetryMin = 10 * time.Millisecond
 	doubtRetryMax = 200 * time.Millisecond
-	// doubtRetryHint is how long a refused attempt tells its waiter to sleep at most before it
-	// tries again (the resolver also publishes when it frees a lock, which wakes it sooner).
-	doubtRetryHint = 50 * time.Millisecond
 )
 
 // clearFieldScript removes one field of a lock and, if that frees the lock, announces it as an
@@ -107,10 +104,8 @@ func (c *Client) runTasks(ctx context.Context) {
 		if now > t.until {
 			continue
 		}
-		if err := t.run(ctx); err != nil {
-			if _, answered := rueidis.IsRedisErr(err); !answered {
-				left = append(left, t)
-			}
+		if err := t.run(ctx); err != nil && !isRedisReply(err) {
+			left = append(left, t)
 		}
 	}
 	if len(left) > 0 {
@@ -218,7 +213,7 @@ func unknownOutcome(err error) bool {
 	if err == nil {
 		return false
 	}
-	if _, ok := rueidis.IsRedisErr(err); ok {
+	if isRedisReply(err) {
 		return false
 	}
 	// A connection that could not be made carried nothing.
@@ -305,11 +300,9 @@ func (c *Client) resolveDoubts() bool {
 	c.doubts.mu.Lock()
 	defer c.doubts.mu.Unlock()
 	for i, k := range keys {
-		if _, err := res[i].AsInt64(); err != nil {
-			if _, answered := rueidis.IsRedisErr(err); !answered {
-				// No answer (the resolver's own timeout included): try again.
-				continue
-			}
+		if _, err := res[i].AsInt64(); err != nil && !isRedisReply(err) {
+			// No answer (the resolver's own timeout included): try again.
+			continue
 		}
 		// Cleared, or not there: either way no grant of this field is left that nobody holds.
 		// (An error reply, such as a key of another type, cannot be cleared by retrying.)

@@ -162,12 +162,10 @@ func (m *FairMutex) leave(ctx context.Context, field string) {
 	}
 	ctx, cancel := context.WithTimeout(detach(ctx), c.opt.LeaseTime)
 	defer cancel()
-	if err := leave(ctx); err != nil {
-		if _, answered := rueidis.IsRedisErr(err); !answered {
-			// Unanswered (a partition): the entry would hold up the waiters behind it until
-			// its deadline; the resolver sends it again once Redis answers.
-			c.retryLater(leave, c.opt.LeaseTime)
-		}
+	if err := leave(ctx); err != nil && !isRedisReply(err) {
+		// Unanswered (a partition): the entry would hold up the waiters behind it until its
+		// deadline; the resolver sends it again once Redis answers.
+		c.retryLater(leave, c.opt.LeaseTime)
 	}
 }
 

@@ -73,12 +73,6 @@ func (t *holdTable) shard(name string) *holdShard {
 	return &t.shards[maphash.String(t.seed, name)%holdShards]
 }
 
-// acquired records that owner's field now holds name in Redis (once more, if it held it). sent
-// is when the granting call was sent (Client.now): the lease runs from no earlier than that.
-func (t *holdTable) acquired(name string, owner Owner, leaseArg string, lease time.Duration, watchdog bool, sent int64) {
-	t.acquiredField(name, owner, owner.field, leaseArg, lease, watchdog, sent)
-}
-
 // setLease records that a call sent at sent set h's lease in Redis to lease (PEXPIRE: it
 // replaces a longer one), unless a call sent later already set it. The shard's mutex is held.
 func (h *hold) setLease(sent int64, lease time.Duration) {
@@ -87,8 +81,10 @@ func (h *hold) setLease(sent int64, lease time.Duration) {
 	}
 }
 
-// acquiredField is acquired where owner holds name through field, which is not owner's own after
-// a hand-over (cohort.go): a reentrant grant counts up the record, which keeps its field.
+// acquiredField records that owner now holds name in Redis through field (once more, if it held
+// it), granted by a call sent at sent (Client.now): the lease runs from no earlier than that. The
+// field is not owner's own after a hand-over (cohort.go), or after a retirement (doubt.go); a
+// reentrant grant counts up the record, which keeps its field.
 func (t *holdTable) acquiredField(name string, owner Owner, field, leaseArg string, lease time.Duration, watchdog bool, sent int64) {
 	s := t.shard(name)
 	s.mu.Lock()

@@ -55,15 +55,9 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if len(f.addrs) == 0 {
 		return bad("give the deployment's --addr")
 	}
-	spec, err := compose.ParseSpec(f.topology)
+	spec, err := topologySpec(fs, f.topology, f.masterName)
 	if err != nil {
-		return bad("--topology: %v", err)
-	}
-	if fs.Changed("master-name") {
-		if spec.Kind != compose.KindSentinel {
-			return bad("--master-name is for --topology sentinel, not %s", spec)
-		}
-		spec.MasterName = f.masterName
+		return bad("%v", err)
 	}
 	f.spec = spec
 	if f.cfg.Concurrency < 1 {

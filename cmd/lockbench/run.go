@@ -295,18 +295,9 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
 		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
 	}
-	spec, err := compose.ParseSpec(f.topology)
+	spec, err := topologySpec(fs, f.topology, f.masterName)
 	if err != nil {
-		return bad("--topology: %v", err)
-	}
-	if fs.Changed("master-name") {
-		if spec.Kind != compose.KindSentinel {
-			return bad("--master-name is for --topology sentinel, not %s", spec)
-		}
-		if strings.TrimSpace(f.masterName) == "" || strings.ContainsFunc(f.masterName, unicode.IsSpace) {
-			return bad("--master-name %q: want a sentinel master name without spaces", f.masterName)
-		}
-		spec.MasterName = f.masterName
+		return bad("%v", err)
 	}
 	f.spec = spec
 	switch f.provider {
@@ -565,4 +556,22 @@ func writeResults(dir string, file *results.File, ui *progressUI) error {
 		ui.line("HDR percentiles and 1 s interval logs: %s", strings.TrimSuffix(path, filepath.Ext(path))+"-*.hgrm, -*.hlog")
 	}
 	return nil
+}
+
+// topologySpec reads --topology and --master-name, as run, sweep, worker and check take them.
+func topologySpec(fs *pflag.FlagSet, topology, masterName string) (compose.Spec, error) {
+	spec, err := compose.ParseSpec(topology)
+	if err != nil {
+		return spec, fmt.Errorf("--topology: %v", err)
+	}
+	if fs.Changed("master-name") {
+		if spec.Kind != compose.KindSentinel {
+			return spec, fmt.Errorf("--master-name is for --topology sentinel, not %s", spec)
+		}
+		if strings.TrimSpace(masterName) == "" || strings.ContainsFunc(masterName, unicode.IsSpace) {
+			return spec, fmt.Errorf("--master-name %q: want a sentinel master name without spaces", masterName)
+		}
+		spec.MasterName = masterName
+	}
+	return spec, nil
 }
