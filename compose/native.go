@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/pin"
 	"github.com/redis/rueidis"
 )
 
@@ -63,6 +64,9 @@ type NativeOptions struct {
 	TLS *NativeTLS
 	// Auth, if set, makes every server require an ACL user (see NativeAuth).
 	Auth *NativeAuth
+	// CPUs, if set, are the only CPUs every server process (sentinels included) may run on,
+	// from its start and after a restart: see package pin.
+	CPUs pin.CPUs
 }
 
 // NativeAuth makes every server of a start require an ACL user: the default user is off, User
@@ -222,6 +226,7 @@ type nativeProcess struct {
 	dir     string
 	logPath string
 	tls     *tls.Config // the readiness check's, for a TLS-only server; nil: plaintext
+	cpus    pin.CPUs    // where it runs, kept for a restart; empty: anywhere
 
 	// done is closed by the reaper goroutine once cmd.Wait has returned; waitErr is set before.
 	done    chan struct{}
@@ -235,17 +240,12 @@ type nativeProcess struct {
 	finalLog string // log snapshot taken before the dir was removed
 }
 
-// startProcess starts bin with args in a new temp dir, stdout and stderr going to the log file
-// there. Config errors are printed to stderr before redis-server opens any log file, so both
-// streams must land in it.
-func startProcess(bin string, args []string) (*nativeProcess, error) {
-	return startProcessWithFiles(bin, args, nil)
-}
-
-// startProcessWithFiles is startProcess for a server that needs files in its dir before it
-// starts: a sentinel refuses to run without a config file it can rewrite. files maps a name in
-// the dir to its content.
-func startProcessWithFiles(bin string, args []string, files map[string]string) (*nativeProcess, error) {
+// startProcessWithFiles starts bin with args in a new temp dir, stdout and stderr going to the
+// log file there (config errors are printed to stderr before redis-server opens any log file,
+// so both streams must land in it), on cpus (anywhere when empty). files maps a name in the dir
+// to its content, written before the start: a sentinel refuses to run without a config file it
+// can rewrite, and an ACL password goes in a file rather than on the command line.
+func startProcessWithFiles(bin string, args []string, files map[string]string, cpus pin.CPUs) (*nativeProcess, error) {
 	dir, err := os.MkdirTemp("", "lockbench-redis-")
 	if err != nil {
 		return nil, fmt.Errorf("compose: make temp dir for redis-server: %w", err)
@@ -256,7 +256,7 @@ func startProcessWithFiles(bin string, args []string, files map[string]string) (
 			return nil, fmt.Errorf("compose: write %s for redis-server: %w", name, err)
 		}
 	}
-	p, err := startProcessIn(dir, bin, args)
+	p, err := startProcessIn(dir, bin, args, cpus)
 	if err != nil {
 		os.RemoveAll(dir)
 	}
@@ -264,8 +264,9 @@ func startProcessWithFiles(bin string, args []string, files map[string]string) (
 }
 
 // startProcessIn starts bin with args in dir, which exists and which the process's stop
-// removes; the log is appended to, so a restarted server's log follows its earlier life.
-func startProcessIn(dir, bin string, args []string) (*nativeProcess, error) {
+// removes; the log is appended to, so a restarted server's log follows its earlier life. The
+// process runs on cpus (all CPUs when empty).
+func startProcessIn(dir, bin string, args []string, cpus pin.CPUs) (*nativeProcess, error) {
 	logPath := filepath.Join(dir, logFileName)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -276,12 +277,12 @@ func startProcessIn(dir, bin string, args []string) (*nativeProcess, error) {
 	cmd.Stdout = logFile // an *os.File is handed to the child as is: no copying goroutine
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
-	err = cmd.Start()
+	err = pin.Start(cpus, cmd.Start)
 	logFile.Close() // the child has its own descriptor now
 	if err != nil {
 		return nil, fmt.Errorf("compose: start %s: %w", bin, err)
 	}
-	p := &nativeProcess{cmd: cmd, dir: dir, logPath: logPath, done: make(chan struct{})}
+	p := &nativeProcess{cmd: cmd, dir: dir, logPath: logPath, cpus: cpus, done: make(chan struct{})}
 	// The one reaper: it alone calls Wait, so the child never lingers as a zombie and
 	// everyone else learns of the exit from done.
 	go func() {

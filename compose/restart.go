@@ -28,7 +28,7 @@ func (s *Single) Restart(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("compose: restart %s (pid %d): %w", s.addr, old.pid(), ErrStillRunning)
 	}
-	p, err := startProcessIn(old.dir, old.cmd.Path, old.cmd.Args[1:])
+	p, err := startProcessIn(old.dir, old.cmd.Path, old.cmd.Args[1:], old.cpus)
 	if err != nil {
 		s.mu.Unlock()
 		return err

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/pin"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -113,7 +114,7 @@ func (s *Sentinel) start(ctx context.Context, bin string, opt NativeOptions) err
 		conf += opt.Auth.sentinelConf(s.name)
 	}
 	sentinels, err := startAll(SentinelCount, func() (*Single, error) {
-		return startSentinelProcess(ctx, sbin, sargs, opt.Host, conf, opt.TLS)
+		return startSentinelProcess(ctx, sbin, sargs, opt.Host, conf, opt.TLS, opt.CPUs)
 	})
 	s.sentinels = sentinels
 	if err != nil {
@@ -273,7 +274,7 @@ func sentinelConf(name, host, port string) string {
 
 // startSentinelProcess starts one sentinel with its own copy of conf, retrying on a new port if
 // another process takes the one picked.
-func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, host, conf string, tlsOpt *NativeTLS) (*Single, error) {
+func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, host, conf string, tlsOpt *NativeTLS, cpus pin.CPUs) (*Single, error) {
 	return startWithPortRetry(ctx, host, func(port int) (*Single, error) {
 		addr := net.JoinHostPort(host, itoa(port))
 		// The config file must come first: redis-server reads only its first argument as one.
@@ -291,7 +292,7 @@ func startSentinelProcess(ctx context.Context, bin string, modeArgs []string, ho
 			}
 			args = append(args, tlsOpt.args(port)...) // tls-replication: to the data nodes and the other sentinels
 		}
-		p, err := startProcessWithFiles(bin, args, map[string]string{sentinelConfName: conf})
+		p, err := startProcessWithFiles(bin, args, map[string]string{sentinelConfName: conf}, cpus)
 		if err != nil {
 			return nil, err
 		}

@@ -99,7 +99,7 @@ func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int)
 		args = append([]string{secureConfName}, args...)
 		files = map[string]string{secureConfName: opt.Auth.conf()}
 	}
-	p, err := startProcessWithFiles(bin, args, files)
+	p, err := startProcessWithFiles(bin, args, files, opt.CPUs)
 	if err != nil {
 		return nil, err
 	}

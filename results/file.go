@@ -54,6 +54,9 @@ type File struct {
 	// each data node's version, mode, eviction policy, persistence, limits and round trip,
 	// and the warnings. Nil in files from before it was recorded.
 	Deployment *Deployment `json:"deployment,omitempty"`
+	// Placement is where servers and client ran (--pin, --server-cpus, --client-cpus); nil in
+	// files from before it was recorded.
+	Placement *Placement `json:"placement,omitempty"`
 }
 
 // Deployment is the preflight of a result file's deployment. It is a plain value.

@@ -135,6 +135,7 @@ type runFlags struct {
 	faultFlags faultFlags   // run's --fault and --timeline-interval (run_faults.go)
 	metrics    metricsFlags // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags   // --abort-on-fail, --abort-after (run_abort.go)
+	pin        pinFlags     // --pin, --server-cpus, --client-cpus (run_pin.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -207,6 +208,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.metrics.add(fs, c.name)
 	if c.name == cmdRun || c.name == cmdSweep {
 		f.abort.add(fs, c.name)
+		f.pin.add(fs)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
@@ -366,6 +368,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
+		checks = append(checks, func() string { return f.pin.check(fs, f) })
 	}
 	for _, check := range checks {
 		if msg := check(); msg != "" {
@@ -447,6 +450,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
+	file.Placement = f.pin.placement
 	r := &runner{f: f, tgt: tgt, ui: ui, file: file, abort: f.abort.runCheck(f.thresholds)}
 	r.runAll(ctx)
 	if r.badConfig {
@@ -468,6 +472,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if len(file.Runs) > 0 {
+		if file.Placement != nil {
+			fmt.Fprintln(stdout, file.Placement)
+		}
 		if err := results.WriteSummaryBaseline(stdout, file.Runs, f.baseline); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
 		}

@@ -93,6 +93,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
+	file.Placement = f.pin.placement
 	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file, abort: f.abort.sweepCheck(s.goal)}
 	status := newSweepStatus(s.goal.Name)
 	ui.mu.Lock()
@@ -127,6 +128,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	file.Complete = ctx.Err() == nil && !aborted && !out.Failed
 	for _, run := range file.Runs {
 		file.Complete = file.Complete && run.Complete
+	}
+	if file.Placement != nil {
+		fmt.Fprintln(stdout, file.Placement)
 	}
 	if err := sweep.WriteSummary(stdout, file.Sweep); err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: summary: %v\n", err)

@@ -50,6 +50,7 @@ type target struct {
 	net      *netem.Net    // --net: the drivers dial through it; nil dials directly
 	ui       *progressUI
 	secure   *secureStart // --auth, --tls on a topology lockbench started: removed by close
+	unpin    func()       // puts lockbench's CPU placement back (--pin, --client-cpus)
 }
 
 type inspectNode struct {
@@ -83,6 +84,7 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 			}
 			native = t.secure.native
 		}
+		native.CPUs = f.pin.server
 		ui.line("starting a private %s topology (%s%s; use --addr to attach to an existing Redis)", f.spec, f.provider, t.secureDesc())
 		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec, native)
 	}
@@ -108,6 +110,10 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		}
 	}
 	if err := t.connect(); err != nil {
+		t.close()
+		return nil, err
+	}
+	if t.unpin, err = f.pin.apply(ui); err != nil {
 		t.close()
 		return nil, err
 	}
@@ -293,6 +299,10 @@ func (t *target) close() {
 	}
 	t.topo.Close()
 	t.removeSecure()
+	if t.unpin != nil {
+		t.unpin()
+		t.unpin = nil
+	}
 }
 
 // secureDesc says how a topology lockbench starts is protected, for the start line.

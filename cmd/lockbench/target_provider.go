@@ -17,7 +17,7 @@ func startProvider(ctx context.Context, provider, image string, spec compose.Spe
 		if native.Auth != nil || native.TLS != nil {
 			return nil, fmt.Errorf("%w: --auth and --tls are for --provider native; the docker provider starts nodes without them", compose.ErrBadSpec)
 		}
-		topo, err := docker.Start(ctx, spec, docker.Options{Image: image})
+		topo, err := docker.Start(ctx, spec, docker.Options{Image: image, CPUs: native.CPUs.String()})
 		if err != nil {
 			return nil, err // not a typed nil inside the interface
 		}

@@ -48,6 +48,9 @@ type Options struct {
 	// Image is the Redis 7 image every node runs. It needs redis-server and redis-cli in
 	// PATH; LocalImage, built by BuildImage, has them.
 	Image string
+	// CPUs, if set, is the cpuset every node's container runs on (docker run --cpuset-cpus),
+	// e.g. "1" or "2-3": see package pin.
+	CPUs string
 }
 
 const (
@@ -82,6 +85,7 @@ var serverArgs = []string{"--save", "", "--appendonly", "no", "--protected-mode"
 type Topology struct {
 	kind  string
 	image string
+	cpus  string // Options.CPUs
 	id    string // LabelTopology's value
 	addrs []string
 	desc  compose.Description
@@ -117,7 +121,7 @@ func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, err
 	}
 	// What killed runs left behind; failing to remove it does not stop this start.
 	Reap(ctx)
-	t := &Topology{kind: spec.Kind, image: opts.Image, id: uuid.NewString()}
+	t := &Topology{kind: spec.Kind, image: opts.Image, cpus: opts.CPUs, id: uuid.NewString()}
 	var err error
 	switch spec.Kind {
 	case compose.KindSingle:
@@ -214,6 +218,9 @@ func (t *Topology) run(ctx context.Context, ready *wait.LogStrategy, opts ...tes
 	opts = append(opts,
 		testcontainers.WithLabels(t.labels()),
 		testcontainers.WithWaitStrategy(ready.WithStartupTimeout(nodeStartTimeout)))
+	if t.cpus != "" {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) { hc.CpusetCpus = t.cpus }))
+	}
 	c, err := testcontainers.Run(ctx, t.image, opts...)
 	if c != nil {
 		t.mu.Lock()
