@@ -29,6 +29,10 @@ type Group struct {
 	CommandsPerAcquisition    float64
 	ClientCPUPerAcquisitionUS float64
 	ServerCPUPerAcquisitionUS float64
+	// ProjectedPerS and RedisBusy are the medians of the runs' Capacity (projected
+	// server-bound acq/s, the busiest master's utilization) over the runs that have one; 0 when
+	// none does.
+	ProjectedPerS, RedisBusy float64
 	// FailedAttemptsPerAcquisition and LocalHandoffsPerAcquisition are medians over the runs
 	// with DriverCounts; Counted says how many had them (0: the driver keeps none).
 	FailedAttemptsPerAcquisition, LocalHandoffsPerAcquisition float64
@@ -97,7 +101,7 @@ func GroupRuns(runs []Run) []Group {
 }
 
 func (g *Group) summarize() {
-	var tput, cmds, ccpu, scpu, failed, handoffs []float64
+	var tput, cmds, ccpu, scpu, failed, handoffs, proj, busy []float64
 	var acq, rel, cyc percentileSamples
 	for _, r := range g.Runs {
 		g.Acquisitions += r.Acquisitions
@@ -125,6 +129,9 @@ func (g *Group) summarize() {
 		cmds = appendPositive(cmds, r.RedisCommandsPerAcquisition)
 		ccpu = appendPositive(ccpu, r.ClientCPUPerAcquisitionUS)
 		scpu = appendPositive(scpu, r.ServerCPUPerAcquisitionUS)
+		if c := r.Capacity; c != nil {
+			proj, busy = append(proj, c.ProjectedPerS), append(busy, c.Utilization)
+		}
 		if d := r.DriverCounts; d != nil {
 			failed = append(failed, d.FailedAttemptsPerAcquisition)
 			handoffs = append(handoffs, d.LocalHandoffsPerAcquisition)
@@ -137,6 +144,7 @@ func (g *Group) summarize() {
 	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = g.AcquireLatencyUS.P50, g.AcquireLatencyUS.P99, g.AcquireLatencyUS.P999
 	g.CommandsPerAcquisition = Median(cmds)
 	g.ClientCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS = Median(ccpu), Median(scpu)
+	g.ProjectedPerS, g.RedisBusy = Median(proj), Median(busy)
 	if len(tput) > 0 {
 		g.MinThroughputPerS, g.MaxThroughputPerS = slices.Min(tput), slices.Max(tput)
 	}

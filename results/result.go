@@ -122,6 +122,9 @@ type Run struct {
 	// every measured node, replicas included) over the measured phase, in microseconds.
 	ServerCPUUS               float64 `json:"server_cpu_us,omitempty"`
 	ServerCPUPerAcquisitionUS float64 `json:"server_cpu_per_acquisition_us,omitempty"`
+	// Capacity is the projected server-bound capacity from the masters' CPU (see Capacity);
+	// nil when the servers' CPU was not measured.
+	Capacity *Capacity `json:"capacity,omitempty"`
 
 	// Fairness is how evenly the measured phase's grants went to the workers, and to the
 	// processes of a run made by several (see Fairness); nil in files from before it.
@@ -291,6 +294,7 @@ func (r *Run) setRatios() {
 	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
 	r.ClientCPUPerAcquisitionUS = perAcquisitionF(r.ClientCPUUS, r.Acquisitions)
 	r.ServerCPUPerAcquisitionUS = perAcquisitionF(r.ServerCPUUS, r.Acquisitions)
+	r.Capacity = r.capacity()
 	if d := r.DriverCounts; d != nil {
 		d.FailedAttemptsPerAcquisition = perAcquisition(d.FailedAttempts, r.Acquisitions)
 		d.LocalHandoffsPerAcquisition = perAcquisition(d.LocalHandoffs, r.Acquisitions)

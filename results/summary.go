@@ -55,6 +55,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	writeOpenLoop(&buf, runs)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeNodes(&buf, groups, label)
+	writeCapacity(&buf, groups, repeated)
 	_, err := w.Write(buf.Bytes())
 	return err
 }

@@ -1,0 +1,72 @@
+package results
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestCapacityProjectsFromTheBusiestMaster(t *testing.T) {
+	r := Run{Driver: "lockcore", Workload: "contention", Topology: "cluster", Complete: true,
+		DurationS: 4, Acquisitions: 40000, ThroughputPerS: 10000,
+		Nodes: []NodeResult{
+			{Addr: "a", Role: RoleMaster, CPUUS: 2e6},  // 50% busy
+			{Addr: "b", Role: RoleMaster, CPUUS: 1e6},  // 25%
+			{Addr: "r", Role: RoleReplica, CPUUS: 3e6}, // replicas do not serve locks
+		}}
+	r.setRatios()
+	c := r.Capacity
+	if c == nil {
+		t.Fatal("no capacity")
+	}
+	if c.Busiest != "a" || !near(c.Utilization, 0.5) || !near(c.ProjectedPerS, 20000) || len(c.Masters) != 2 {
+		t.Errorf("capacity %+v; want busiest a at 50%%, 20000/s, 2 masters", c)
+	}
+	if m := c.Masters[1]; m.Addr != "b" || !near(m.CPUPerAcquisitionUS, 25) || !near(m.ProjectedPerS, 40000) {
+		t.Errorf("master b %+v; want 25 µs/acq, 40000/s", m)
+	}
+	// One master: the projection is 1 / (CPU per acquisition).
+	one := Run{DurationS: 2, Acquisitions: 20000, ThroughputPerS: 10000, Nodes: []NodeResult{{Addr: "s", CPUUS: 1e5}}}
+	one.setRatios()
+	if c := one.Capacity; c == nil || !near(c.ProjectedPerS, 1e6/(1e5/20000)) {
+		t.Errorf("single master capacity %+v; want %v/s", c, 1e6/(1e5/20000))
+	}
+}
+
+func TestNoCapacityWithoutServerCPU(t *testing.T) {
+	for name, r := range map[string]Run{
+		"no nodes":     {DurationS: 1, Acquisitions: 10, ThroughputPerS: 10},
+		"idle server":  {DurationS: 10, Acquisitions: 10, ThroughputPerS: 1, Nodes: []NodeResult{{Addr: "s", CPUUS: 1000}}},
+		"nothing done": {DurationS: 1, Nodes: []NodeResult{{Addr: "s", CPUUS: 5e5}}},
+	} {
+		r.setRatios()
+		if r.Capacity != nil {
+			t.Errorf("%s: capacity %+v; want none", name, r.Capacity)
+		}
+	}
+}
+
+func TestSummaryShowsCapacity(t *testing.T) {
+	runs := []Run{
+		{Driver: "lockcore", Workload: "contention", Topology: "single", Complete: true, DurationS: 1, Acquisitions: 50000, ThroughputPerS: 50000,
+			Nodes: []NodeResult{{Addr: "s", Role: RoleMaster, CPUUS: 4e5}}},
+		{Driver: "naive", Workload: "contention", Topology: "single", Complete: true, DurationS: 1, Acquisitions: 1000, ThroughputPerS: 1000,
+			Nodes: []NodeResult{{Addr: "s", Role: RoleMaster, CPUUS: 5e4}}},
+	}
+	for i := range runs {
+		runs[i].setRatios()
+	}
+	var buf bytes.Buffer
+	if err := WriteSummaryBaseline(&buf, runs, "naive"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"server-bound capacity", "projected acq/s", "40%", "125000", "(rough: Redis was under 10% busy)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
