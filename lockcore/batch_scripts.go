@@ -13,6 +13,12 @@ package lockcore
 //	p lease field wfield wlease own        pass      -> as u, or 2 when taken for the waiter
 //	r lease field                          renew     -> 1 renewed, 0 not held
 //
+// A lock attempt asks PTTL first: -2 (no key) means free, and otherwise the PTTL is the reply of
+// a failed attempt, so a failed attempt costs two calls (PTTL, HEXISTS) instead of three (EXISTS,
+// HEXISTS, PTTL) and a free lock still three. Counts go to HINCRBY as strings: a Lua number
+// argument is formatted by the server with snprintf on every call, which costs as much as a
+// third of the HINCRBY (measured with a 300,000-call loop in one EVAL on Redis 7.0).
+//
 // A release reads the hold count (HGET) instead of asking HEXISTS: a last hold (count "1") is
 // deleted with the key at once, one call fewer than HEXISTS, HINCRBY to 0, DEL, with the same
 // result in the keyspace, on the channel and in the reply; any other count is decremented by
@@ -36,19 +42,17 @@ for i = 1, #KEYS do
     a = a + 3
   end
   if op == 'l' then
-    local held = 0
-    if redis.call('exists', k) == 1 then
+    local ttl = redis.call('pttl', k)
+    local held = 1
+    if ttl ~= -2 then
       held = redis.pcall('hexists', k, f)
-      if held == 0 then
-        held = -1
-      end
     end
     if type(held) == 'table' then
       r = held
-    elseif held == -1 then
-      r = redis.call('pttl', k)
+    elseif held == 0 then
+      r = ttl
     else
-      redis.call('hincrby', k, f, 1)
+      redis.call('hincrby', k, f, '1')
       redis.call('pexpire', k, lease)
       r = false
     end
@@ -66,7 +70,7 @@ for i = 1, #KEYS do
     local held = redis.pcall('hget', k, f)
     local left = 0
     if held and type(held) ~= 'table' and held ~= '1' then
-      left = redis.pcall('hincrby', k, f, -1)
+      left = redis.pcall('hincrby', k, f, '-1')
     end
     if type(held) == 'table' then
       r = held
@@ -88,7 +92,7 @@ for i = 1, #KEYS do
       local heard = redis.call(pub, ch, '0')
       r = 1
       if op == 'p' and heard <= tonumber(ARGV[a - 1]) then
-        redis.call('hincrby', k, ARGV[a - 3], 1)
+        redis.call('hincrby', k, ARGV[a - 3], '1')
         redis.call('pexpire', k, ARGV[a - 2])
         r = 2
       end

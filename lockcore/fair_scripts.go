@@ -43,7 +43,7 @@ if redis.call('exists', KEYS[1]) == 0 then
     return nil
   end
 elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
@@ -109,7 +109,7 @@ end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if redis.call('hincrby', KEYS[1], ARGV[3], '-1') > 0 then
   redis.call('pexpire', KEYS[1], ARGV[2])
   return 0
 end

@@ -199,6 +199,17 @@ func testUnlockByNonOwner(t *testing.T, e *testEnv) {
 	if e.int(t, "EXISTS", "nu") != 1 {
 		t.Fatal("a non-owner unlock released the lock")
 	}
+	// The release script decrements first and repairs a non-owner's: no field of theirs may
+	// remain, the holder's count and lease stay, and a free lock is not created.
+	if n, pttl := e.int(t, "HLEN", "nu"), e.int(t, "PTTL", "nu"); n != 1 || pttl <= 0 {
+		t.Errorf("after non-owner unlocks: %d fields, PTTL %d; want the holder's 1 field and its lease", n, pttl)
+	}
+	if err := a.Mutex("free").Unlock(ctx, a.NewOwner()); !errors.Is(err, ErrNotOwner) {
+		t.Errorf("Unlock of a free lock = %v, want ErrNotOwner", err)
+	}
+	if e.int(t, "EXISTS", "free") != 0 {
+		t.Error("unlocking a free lock created its key")
+	}
 	if err := a.Mutex("nu").Unlock(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
@@ -262,6 +273,9 @@ func testWatchdogRenewsWhileHeldAndStopsAfterUnlock(t *testing.T, e *testEnv) {
 	if err := m.Unlock(ctx, ao); err != nil {
 		t.Fatal(err)
 	}
+	// A renewal sent just before the unlock may be answered after it (its reply counts); each
+	// one gives up after RenewInterval/2, so after one interval none is left in flight.
+	time.Sleep(100 * time.Millisecond)
 	after := a.Renewals()
 	time.Sleep(500 * time.Millisecond)
 	if got := a.Renewals(); got != after {

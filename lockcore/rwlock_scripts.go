@@ -39,7 +39,7 @@ if mode == false then
   return nil
 end
 if mode == 'read' or redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
-  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  local n = redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
   for i = n - 1, 1, -1 do
     local k = KEYS[2] .. ':' .. i
@@ -70,7 +70,7 @@ if mode == false then
   return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('hincrby', KEYS[1], ARGV[2], '1')
   if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
     redis.call('pexpire', KEYS[1], ARGV[1])
   end
@@ -98,7 +98,7 @@ local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
   return nil
 end
-local n = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+local n = redis.call('hincrby', KEYS[1], ARGV[2], '-1')
 if n <= 0 then
   redis.call('hdel', KEYS[1], ARGV[2])
 end
@@ -134,7 +134,7 @@ var rwWriteUnlockScript = newScript(`
 if redis.call('hget', KEYS[1], 'mode') ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if redis.call('hincrby', KEYS[1], ARGV[3], '-1') > 0 then
   if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
     redis.call('pexpire', KEYS[1], ARGV[2])
   end
