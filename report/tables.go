@@ -25,9 +25,10 @@ type table struct {
 }
 
 var (
-	metricP50, _   = results.LookupMetric("p50")
-	metricRate, _  = results.LookupMetric("throughput")
-	metricCount, _ = results.LookupMetric("errors")
+	metricP50, _      = results.LookupMetric("p50")
+	metricRate, _     = results.LookupMetric("throughput")
+	metricCount, _    = results.LookupMetric("errors")
+	metricRedisCPU, _ = results.LookupMetric("redis-cpu")
 )
 
 func lat(us float64) string { return metricP50.Format(us) }
@@ -38,8 +39,8 @@ func (r *Report) summaryTable() *table {
 		return nil
 	}
 	t := &table{
-		Caption: "Medians over the rounds that measured something; errors and violations are totals.",
-		Head:    []string{"driver", "rounds", "acq/s", "acq/s min–max", "acq p50", "acq p99", "acq p99.9", "acq max", "cmds/acq", "errors", "violations"},
+		Caption: "Medians over the rounds that measured something; errors and violations are totals. Projected acq/s: the throughput at which the busiest Redis master's CPU would be fully busy, at this run's mix (redis busy: its CPU use while measured).",
+		Head:    []string{"driver", "rounds", "acq/s", "acq/s min–max", "acq p50", "acq p99", "acq p99.9", "acq max", "cmds/acq", "redis cpu/acq", "redis busy", "projected acq/s", "errors", "violations"},
 	}
 	for _, g := range r.groups {
 		spread := "-"
@@ -57,9 +58,16 @@ func (r *Report) summaryTable() *table {
 		if g.CommandsPerAcquisition > 0 {
 			cmds = strconv.FormatFloat(g.CommandsPerAcquisition, 'f', 2, 64)
 		}
+		rcpu, busy, proj := "-", "-", "-"
+		if g.ServerCPUPerAcquisitionUS > 0 {
+			rcpu = metricRedisCPU.Format(g.ServerCPUPerAcquisitionUS)
+		}
+		if g.ProjectedPerS > 0 {
+			busy, proj = fmt.Sprintf("%.0f%%", 100*g.RedisBusy), metricRate.Format(g.ProjectedPerS)
+		}
 		a := g.AcquireLatencyUS
 		t.Rows = append(t.Rows, []string{g.label, rounds, rate, spread, lat(a.P50), lat(a.P99), lat(a.P999), lat(a.Max), cmds,
-			metricCount.Format(float64(g.Errors)), metricCount.Format(float64(g.Violations))})
+			rcpu, busy, proj, metricCount.Format(float64(g.Errors)), metricCount.Format(float64(g.Violations))})
 	}
 	return t
 }
