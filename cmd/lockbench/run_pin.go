@@ -51,31 +51,35 @@ func (p *pinFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 	if err != nil {
 		return err.Error()
 	}
-	parse := func(name, list string) (pin.CPUs, string) {
-		if !fs.Changed(name) {
-			return nil, ""
-		}
-		cpus, err := pin.Parse(list)
-		if err != nil {
-			return nil, fmt.Sprintf("--%s: %v", name, err)
-		}
-		if miss := cpus.Missing(avail); len(miss) > 0 {
-			return nil, fmt.Sprintf("--%s %s: CPU %s does not exist here or is not available to lockbench (available: %s)", name, list, miss, avail)
-		}
-		if runtime.GOOS != "linux" {
-			return nil, fmt.Sprintf("--%s: %v", name, pin.ErrUnsupported)
-		}
-		return cpus, ""
-	}
 	var msg string
-	if p.server, msg = parse("server-cpus", p.serverList); msg != "" {
-		return msg
+	if fs.Changed("server-cpus") {
+		if p.server, msg = parseCPUFlag("server-cpus", p.serverList, avail); msg != "" {
+			return msg
+		}
 	}
-	if p.client, msg = parse("client-cpus", p.clientList); msg != "" {
-		return msg
+	if fs.Changed("client-cpus") {
+		if p.client, msg = parseCPUFlag("client-cpus", p.clientList, avail); msg != "" {
+			return msg
+		}
 	}
 	p.placement = p.decide(f.spec, attached, avail)
 	return ""
+}
+
+// parseCPUFlag reads the CPU list of flag --name and checks that this process may use every CPU
+// of it; it returns what is wrong, or "".
+func parseCPUFlag(name, list string, avail pin.CPUs) (pin.CPUs, string) {
+	cpus, err := pin.Parse(list)
+	if err != nil {
+		return nil, fmt.Sprintf("--%s: %v", name, err)
+	}
+	if miss := cpus.Missing(avail); len(miss) > 0 {
+		return nil, fmt.Sprintf("--%s %s: CPU %s does not exist here or is not available to lockbench (available: %s)", name, list, miss, avail)
+	}
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Sprintf("--%s: %v", name, pin.ErrUnsupported)
+	}
+	return cpus, ""
 }
 
 // decide fills in what the flags leave to lockbench: with one list given, the other side gets

@@ -24,6 +24,8 @@ func TestPinBadInput(t *testing.T) {
 		{[]string{"run", "--addr", "127.0.0.1:1", "--server-cpus", "0"}, "with --addr lockbench does not own the servers"},
 		{[]string{"run", "--pin", "off", "--client-cpus", "0"}, "--pin off places nothing"},
 		{[]string{"sweep", "--server-cpus", "1000"}, "CPU 1000 does not exist"},
+		{[]string{"up", "--server-cpus", "1000"}, "CPU 1000 does not exist"},
+		{[]string{"up", "--server-cpus", ""}, "empty"},
 	} {
 		var out, errb bytes.Buffer
 		code := dispatch(tc.args, &out, &errb)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/pin"
 	"github.com/spf13/pflag"
 )
 
@@ -51,6 +52,7 @@ type upFlags struct {
 	stateDir string
 	auth     bool
 	tls      bool
+	cpus     pin.CPUs // --server-cpus
 }
 
 func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
@@ -66,6 +68,7 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files that down and status read")
 	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
 	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
+	cpuList := fs.String("server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
 	help := fs.BoolP("help", "h", false, "show this help")
 
 	bad := func(format string, a ...any) (*upFlags, int, bool) {
@@ -112,6 +115,16 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	}
 	if err := checkName(f.name); err != nil {
 		return bad("%v", err)
+	}
+	if fs.Changed("server-cpus") {
+		avail, err := pin.Available()
+		if err != nil {
+			return bad("%v", err)
+		}
+		var msg string
+		if f.cpus, msg = parseCPUFlag("server-cpus", *cpuList, avail); msg != "" {
+			return bad("%s", msg)
+		}
 	}
 	if (f.auth || f.tls) && f.provider != providerNative {
 		return bad("--auth and --tls are for --provider native; the docker provider starts nodes without them")
@@ -185,6 +198,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 			st.Secure.User = secureUser
 		}
 	}
+	native.CPUs = f.cpus
 	logf("starting %s (%s provider)", f.spec, f.provider)
 	topo, err := startProvider(ctx, f.provider, f.image, f.spec, native)
 	if err != nil {
