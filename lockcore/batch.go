@@ -130,18 +130,18 @@ func (c *Client) run(ctx context.Context, kind opKind, name string, args ...stri
 	g.queue = append(g.queue, o)
 	g.mu.Unlock()
 
-	var done <-chan struct{}
-	if kind == opLock {
-		done = ctx.Done()
-	}
-	select {
-	case <-o.done:
-	case <-done:
-		if c.dequeue(g, o) {
-			c.putOp(o)
-			return 0, ctx.Err()
+	if kind != opLock || ctx.Done() == nil {
+		<-o.done // a plain receive: a select costs more, and releases cannot be called off
+	} else {
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			if c.dequeue(g, o) {
+				c.putOp(o)
+				return 0, ctx.Err()
+			}
+			<-o.done // taken into a batch already: its answer is on the way
 		}
-		<-o.done // taken into a batch already: its answer is on the way
 	}
 	if b := o.batch; b != nil {
 		c.sendBatch(ctx, b)
