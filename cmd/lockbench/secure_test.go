@@ -99,8 +99,6 @@ func TestSecureFlagsUsage(t *testing.T) {
 	}{
 		{[]string{"run", "--auth", "--addr", "127.0.0.1:1"}, "--auth is for the topology lockbench starts"},
 		{[]string{"run", "--tls-ca-file", "x"}, "--tls-ca-file is for a deployment given with --addr"},
-		{[]string{"run", "--auth", "--provider", "docker", "--no-results"}, "--auth and --tls are for --provider native"},
-		{[]string{"up", "--auth", "--provider", "docker"}, "--auth and --tls are for --provider native"},
 	} {
 		code, _, errs := lockbenchIn(c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) {

@@ -48,6 +48,10 @@ type Options struct {
 	// Image is the Redis 7 image every node runs. It needs redis-server and redis-cli in
 	// PATH; LocalImage, built by BuildImage, has them.
 	Image string
+	// Auth, if set, makes every node require an ACL user (see Auth).
+	Auth *Auth
+	// TLS, if set, makes every node serve TLS only (see TLS).
+	TLS *TLS
 }
 
 const (
@@ -67,7 +71,8 @@ const (
 // hostNetworkHint explains the usual reason a host-network topology never becomes reachable.
 const hostNetworkHint = "sentinel and cluster use host networking: they need a Linux Docker engine, or Docker Desktop with host networking enabled"
 
-// loopback is where published ports and host-network nodes listen: nodes have no password.
+// loopback is where published ports and host-network nodes listen: nodes without Auth have no
+// password.
 var loopback = netip.MustParseAddr("127.0.0.1")
 
 // serverArgs are the settings of every redis-server node, as the native provider uses them:
@@ -85,6 +90,8 @@ type Topology struct {
 	id    string // LabelTopology's value
 	addrs []string
 	desc  compose.Description
+	sec   secure // Options.Auth and Options.TLS
+	probe probe  // how Start's probes reach the nodes
 
 	// sentinel's networks and which node addresses belong to which container (Partition).
 	nets      []string
@@ -115,10 +122,13 @@ func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, err
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
+	sec, err := newSecure(opts)
+	if err != nil {
+		return nil, err
+	}
 	// What killed runs left behind; failing to remove it does not stop this start.
 	Reap(ctx)
-	t := &Topology{kind: spec.Kind, image: opts.Image, id: uuid.NewString()}
-	var err error
+	t := &Topology{kind: spec.Kind, image: opts.Image, id: uuid.NewString(), sec: sec, probe: sec.probe()}
 	switch spec.Kind {
 	case compose.KindSingle:
 		err = t.startMasters(ctx, 1)
@@ -164,13 +174,14 @@ func missingImageHint(ctx context.Context, image string) string {
 func (t *Topology) startMasters(ctx context.Context, n int) error {
 	port := network.MustParsePort(redisPort)
 	for range n {
-		c, err := t.run(ctx, wait.ForLog("Ready to accept connections"),
-			testcontainers.WithCmd(append([]string{"redis-server"}, serverArgs...)...),
+		cmd, opts := t.sec.server(int(port.Num()), false)
+		c, err := t.run(ctx, wait.ForLog("Ready to accept connections"), append(opts,
+			testcontainers.WithCmd(cmd...),
 			testcontainers.WithExposedPorts(redisPort),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 				hc.PortBindings = network.PortMap{port: {{HostIP: loopback, HostPort: "0"}}}
 			}),
-		)
+		)...)
 		if err != nil {
 			return err
 		}
@@ -179,7 +190,7 @@ func (t *Topology) startMasters(ctx context.Context, n int) error {
 			return err
 		}
 		addr := net.JoinHostPort(loopback.String(), mapped.Port())
-		if _, err := command(ctx, addr, "PING"); err != nil {
+		if _, err := t.probe.command(ctx, addr, "PING"); err != nil {
 			return fmt.Errorf("published port %s: %w", addr, err)
 		}
 		t.addrs = append(t.addrs, addr)
