@@ -92,6 +92,59 @@ func TestUpSecure(t *testing.T) {
 	}
 }
 
+// lockbench sweep --auth --tls: every step of every driver runs clean on the secure topology
+// it starts, and the password it drew is in nothing it printed or wrote (report and plots
+// included).
+func TestSweepSecure(t *testing.T) {
+	tmp, dir := t.TempDir(), t.TempDir()
+	secret := watchSecret(t, tmp)
+	errb := &syncBuffer{}
+	cmd := lockbenchEnv(t, errb, []string{"TMPDIR=" + tmp}, "sweep", "--auth", "--tls", "--driver", "lockcore,naive",
+		"--concurrency-steps", "1,2", "--keys", "10", "--duration", "300ms", "--warmup", "0s", "--slo", "p99=1s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
+	}
+	f := sweepFile(t, dir)
+	if len(f.Runs) != 4 {
+		t.Errorf("%d runs; want 2 steps of 2 drivers", len(f.Runs))
+	}
+	everyDriverClean(t, f, "lockcore,naive")
+	if c := f.Topology.Connection; c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
+		t.Errorf("result's connection = %v", c)
+	}
+	assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
+	assertServerGone(t, errb.String())
+}
+
+// lockbench run --procs 2 --auth --tls: the generator processes connect to the secure topology
+// with the CA and user from their flags and the password from their environment, both
+// processes' shares merge clean, and the password is in nothing printed or written.
+func TestRunProcsSecure(t *testing.T) {
+	tmp, dir := t.TempDir(), t.TempDir()
+	secret := watchSecret(t, tmp)
+	errb := &syncBuffer{}
+	const drivers = "lockcore,naive"
+	cmd := lockbenchEnv(t, errb, []string{"TMPDIR=" + tmp}, "run", "--procs", "2", "--auth", "--tls", "--driver", drivers,
+		"--concurrency", "4", "--keys", "10", "--duration", "500ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
+	}
+	f := readResult(t, dir)
+	everyDriverClean(t, f, drivers)
+	for _, r := range f.Runs {
+		if r.Fleet == nil || r.Fleet.Procs != 2 || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 {
+			t.Errorf("%s: fleet %+v; want both processes' shares", r.Driver, r.Fleet)
+		}
+	}
+	if c := f.Topology.Connection; c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
+		t.Errorf("result's connection = %v", c)
+	}
+	assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
+	assertServerGone(t, errb.String())
+}
+
 func TestSecureFlagsUsage(t *testing.T) {
 	for _, c := range []struct {
 		args []string
