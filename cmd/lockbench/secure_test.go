@@ -3,11 +3,15 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/compose"
 )
 
 // Item 5 of issue 22: every driver on single, sentinel and cluster topologies lockbench starts
@@ -143,6 +147,41 @@ func TestRunProcsSecure(t *testing.T) {
 	}
 	assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
 	assertServerGone(t, errb.String())
+}
+
+// A docker secure start's certificate carries the name its clients check, and every way its
+// connection settings leave lockbench (generator flags, up's run line) names it: sentinel's
+// container addresses are not in the certificate.
+func TestSecureStartDockerServerName(t *testing.T) {
+	for _, provider := range []string{providerNative, providerDocker} {
+		s, err := newSecureStart(filepath.Join(t.TempDir(), "secrets"), provider, true, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.LoadX509KeyPair(s.native.TLS.CertFile, s.native.TLS.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := x509.ParseCertificate(cert.Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := leaf.VerifyHostname(secureServerName); err != nil {
+			t.Errorf("%s: %v", provider, err)
+		}
+		if err := leaf.VerifyHostname("127.0.0.1"); err != nil {
+			t.Errorf("%s: %v", provider, err)
+		}
+		flags := strings.Join(s.flags(compose.KindSentinel, false), " ")
+		st := upState{Topology: "sentinel", Addrs: []string{"172.18.0.5:26379"}, Description: &compose.Description{Kind: compose.KindSentinel, MasterName: "mymaster"},
+			Secure: &upSecure{TLS: true, CAFile: s.caFile, ServerName: s.serverName, User: secureUser, PasswordFile: s.passwordFile}}
+		line := runLine(st)
+		named := strings.Contains(flags, "--tls-server-name "+secureServerName) && strings.Contains(line, "--tls-server-name "+secureServerName)
+		if named != (provider == providerDocker) {
+			t.Errorf("%s: generator flags %q, run line %q: --tls-server-name for docker only", provider, flags, line)
+		}
+		s.remove()
+	}
 }
 
 func TestSecureFlagsUsage(t *testing.T) {
