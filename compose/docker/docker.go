@@ -3,6 +3,9 @@
 // with testcontainers-go. The native provider (package compose) stays the default: it needs
 // no engine and starts in milliseconds.
 //
+// Options.Auth and Options.TLS start every node with an ACL user and TLS only, as the native
+// provider's NativeAuth and NativeTLS do, with the secrets copied into the containers as files.
+//
 // Limits, kept on purpose to keep this small:
 //   - The engine must be local.
 //   - single and masters:N publish each container's port on 127.0.0.1 (any engine, Docker
