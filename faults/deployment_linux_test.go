@@ -46,7 +46,7 @@ func pong(addr string) bool {
 // the process is stopped (T) during the pause and running again, answering, once Run returns.
 func TestPauseResumedOnCancel(t *testing.T) {
 	s := redistest.NewServer(t)
-	sched := &Schedule{Faults: mustParse(t, "pause:master@0s+1h"), Target: NewDeployment(s)}
+	sched := &Schedule{Faults: mustParse(t, "pause:master@0s+1h"), Target: NewDeployment(s, nil)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []Event)
 	go func() { done <- sched.Run(ctx, time.Now()) }()
@@ -84,7 +84,7 @@ func TestPauseResumedOnCancel(t *testing.T) {
 func TestKillRestartSingle(t *testing.T) {
 	s := redistest.NewServer(t)
 	before := s.Pid()
-	d := NewDeployment(s)
+	d := NewDeployment(s, nil)
 	if !d.Signals() {
 		t.Fatal("a native single cannot be signalled")
 	}
@@ -120,7 +120,7 @@ func TestSentinelFailoverCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := (&Schedule{Faults: mustParse(t, "failover@0s"), Target: NewDeployment(s)}).Run(ctx, time.Now())
+	events := (&Schedule{Faults: mustParse(t, "failover@0s"), Target: NewDeployment(s, nil)}).Run(ctx, time.Now())
 	if ev := events[0]; !ev.Fired || ev.Err != nil {
 		t.Fatalf("%+v", ev)
 	}
@@ -145,7 +145,7 @@ func TestClusterFailoverCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := (&Schedule{Faults: mustParse(t, "failover:replica2@0s"), Target: NewDeployment(c)}).Run(ctx, time.Now())
+	events := (&Schedule{Faults: mustParse(t, "failover:replica2@0s"), Target: NewDeployment(c, nil)}).Run(ctx, time.Now())
 	if ev := events[0]; !ev.Fired || ev.Err != nil || ev.Addr != replica {
 		t.Fatalf("%+v; want fired on %s", ev, replica)
 	}

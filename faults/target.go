@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 )
 
 // Target is the deployment a Schedule acts on. Addresses are as Describe lists them.
@@ -61,19 +62,22 @@ type processes interface {
 }
 
 // Deployment is a Target over a compose.Topology: it signals the processes of a topology
-// lockbench started natively, and sends fail-over commands to any (see Signals). It is safe for
-// concurrent use.
+// lockbench started natively, and sends fail-over commands to any (see Signals), with the
+// credentials and TLS the run's clients use. It is safe for concurrent use.
 type Deployment struct {
 	topo   compose.Topology
+	conn   *conn.Settings
 	single *compose.Single
 	procs  processes
 }
 
 var _ Target = (*Deployment)(nil)
 
-// NewDeployment returns a Target over topo.
-func NewDeployment(topo compose.Topology) *Deployment {
-	d := &Deployment{topo: topo}
+// NewDeployment returns a Target over topo whose commands connect as s says: the data nodes'
+// user, password and TLS for CLUSTER FAILOVER, the sentinels' own for SENTINEL FAILOVER. A nil
+// s is plaintext without credentials.
+func NewDeployment(topo compose.Topology, s *conn.Settings) *Deployment {
+	d := &Deployment{topo: topo, conn: s}
 	switch t := topo.(type) {
 	case *compose.Single:
 		d.single = t
@@ -150,7 +154,7 @@ func (d *Deployment) Failover(ctx context.Context, replica string) error {
 			if n.Role != compose.RoleSentinel {
 				continue
 			}
-			err := command(ctx, n.Addr, "SENTINEL", "FAILOVER", desc.MasterName)
+			err := command(ctx, d.conn, true, n.Addr, "SENTINEL", "FAILOVER", desc.MasterName)
 			if err == nil {
 				return nil
 			}
@@ -161,7 +165,7 @@ func (d *Deployment) Failover(ctx context.Context, replica string) error {
 		}
 		return fmt.Errorf("faults: failover: no sentinel accepted SENTINEL FAILOVER %s: %w", desc.MasterName, errors.Join(errs...))
 	case compose.KindCluster:
-		return command(ctx, replica, "CLUSTER", "FAILOVER")
+		return command(ctx, d.conn, false, replica, "CLUSTER", "FAILOVER")
 	}
 	return fmt.Errorf("faults: a %s topology has no fail-over", desc.Kind)
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/conn/conntest"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/redis/rueidis"
 )
 
@@ -355,4 +357,54 @@ func TestCheckWarnsAboutEvictionAndPersistence(t *testing.T) {
 	if code != exitUsage {
 		t.Errorf("check with a wrong password: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// --fault on an attached deployment with an ACL user and TLS only: the fail-over command goes
+// with the run's credentials and TLS (rediss://user@…, --password-file), fires without error,
+// the replica takes over, and the password is in nothing lockbench printed or wrote.
+func TestRunFaultOnAttachedSecureCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	ca := conntest.NewCA(t, "lockbench test CA")
+	cert, key := ca.Issue(t, conntest.Cert{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := compose.StartCluster(ctx, compose.NativeOptions{
+		TLS:  &compose.NativeTLS{CertFile: cert, KeyFile: key, CAFile: ca.CertFile},
+		Auth: &compose.NativeAuth{User: connTestUser, Password: connTestPassword},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	replica, err := faults.Resolve(c.Describe(), faults.Node{Role: faults.RoleReplica, N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--topology", "cluster", "--addr", "rediss://"+connTestUser+"@"+c.Addrs()[0],
+		"--tls-ca-file", ca.CertFile, "--password-file", conntest.PasswordFile(t, connTestPassword),
+		"--fault", "failover:replica1@300ms", "--allow-faults-on-attached", "--driver", "lockcore",
+		"--concurrency", "4", "--keys", "50", "--duration", "2s", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 1 || len(f.Runs[0].Faults) != 1 {
+		t.Fatalf("%d runs; want 1 with its fault", len(f.Runs))
+	}
+	r := f.Runs[0]
+	if flt := r.Faults[0]; !flt.Fired || flt.Error != "" || flt.Addr != replica {
+		t.Errorf("fault %+v; want fired on %s without error", flt, replica)
+	}
+	if r.Violations != 0 || r.Acquisitions == 0 {
+		t.Errorf("%d violations, %d acquisitions", r.Violations, r.Acquisitions)
+	}
+	if !slices.Contains(c.Masters(), replica) {
+		t.Errorf("%s is not a master after the run's CLUSTER FAILOVER; masters %v", replica, c.Masters())
+	}
+	assertNoPassword(t, dir, map[string]string{"stdout": out, "stderr": errb.String()})
 }

@@ -113,7 +113,7 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) (record f
 		}
 	}
 	watch := results.NewGrantWatch(len(ff.faults))
-	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo), Partitioner: r.partitioner(), Isolator: r.isolator(), OnFire: watch.Mark}
+	sched := &faults.Schedule{Faults: ff.faults, Target: faults.NewDeployment(r.tgt.topo, r.tgt.conn), Partitioner: r.partitioner(), Isolator: r.isolator(), OnFire: watch.Mark}
 	plan.Grants = watch
 	var events []faults.Event
 	plan.Measure = func(start time.Time) func() {

@@ -78,7 +78,7 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 				return nil, derr
 			}
 			os.Remove(dir) // newSecureStart makes it, 0700
-			if t.secure, err = newSecureStart(dir, f.conn.auth, f.conn.opt.TLS); err != nil {
+			if t.secure, err = newSecureStart(dir, f.provider, f.conn.auth, f.conn.opt.TLS); err != nil {
 				os.RemoveAll(dir)
 				return nil, err
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
@@ -10,14 +9,19 @@ import (
 
 // startProvider starts spec with the provider --provider names: native redis-server processes,
 // or Docker containers of image (whose error, with no engine, wraps docker.ErrNoDocker and
-// says so). native says how native nodes start (--auth, --tls); the docker provider does not
-// take it yet.
+// says so). native says how nodes start (--auth, --tls): the docker provider takes its user
+// and certificates too.
 func startProvider(ctx context.Context, provider, image string, spec compose.Spec, native compose.NativeOptions) (compose.Topology, error) {
 	if provider == providerDocker {
-		if native.Auth != nil || native.TLS != nil {
-			return nil, fmt.Errorf("%w: --auth and --tls are for --provider native; the docker provider starts nodes without them", compose.ErrBadSpec)
+		opts := docker.Options{Image: image}
+		if a := native.Auth; a != nil {
+			opts.Auth = &docker.Auth{User: a.User, Password: a.Password}
 		}
-		topo, err := docker.Start(ctx, spec, docker.Options{Image: image, CPUs: native.CPUs.String()})
+		if t := native.TLS; t != nil {
+			opts.TLS = &docker.TLS{CertFile: t.CertFile, KeyFile: t.KeyFile, CAFile: t.CAFile}
+		}
+		opts.CPUs = native.CPUs.String() // --server-cpus, --pin: the nodes' cpuset
+		topo, err := docker.Start(ctx, spec, opts)
 		if err != nil {
 			return nil, err // not a typed nil inside the interface
 		}

@@ -126,9 +126,6 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 			return bad("%s", msg)
 		}
 	}
-	if (f.auth || f.tls) && f.provider != providerNative {
-		return bad("--auth and --tls are for --provider native; the docker provider starts nodes without them")
-	}
 	if f.stateDir == "" {
 		return bad("--state-dir must not be empty")
 	}
@@ -186,14 +183,14 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	if f.auth || f.tls {
 		// Beside the state file, so that the run line can name them for as long as the
 		// topology runs; removed when it stops.
-		sec, err := newSecureStart(secretsPath(f.stateDir, f.name), f.auth, f.tls)
+		sec, err := newSecureStart(secretsPath(f.stateDir, f.name), f.provider, f.auth, f.tls)
 		if err != nil {
 			logf("%v", err)
 			return exitFailure
 		}
 		defer sec.remove()
 		native = sec.native
-		st.Secure = &upSecure{TLS: f.tls, CAFile: sec.caFile, PasswordFile: sec.passwordFile}
+		st.Secure = &upSecure{TLS: f.tls, CAFile: sec.caFile, ServerName: sec.serverName, PasswordFile: sec.passwordFile}
 		if f.auth {
 			st.Secure.User = secureUser
 		}
@@ -272,6 +269,9 @@ func runLine(st upState) string {
 	if sec := st.Secure; sec != nil {
 		if sec.TLS {
 			line += " --tls --tls-ca-file " + sec.CAFile
+			if sec.ServerName != "" {
+				line += " --tls-server-name " + sec.ServerName
+			}
 		}
 		if sec.User != "" {
 			line += " --user " + sec.User + " --password-file " + sec.PasswordFile

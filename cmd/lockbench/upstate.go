@@ -60,6 +60,8 @@ type upSecure struct {
 	// TLS says the nodes speak TLS only; CAFile is the CA that signed their certificates.
 	TLS    bool   `json:"tls,omitempty"`
 	CAFile string `json:"ca_file,omitempty"`
+	// ServerName is the name clients check in the nodes' certificates (docker provider).
+	ServerName string `json:"server_name,omitempty"`
 }
 
 // errUpRunning is returned by claimState when a live up already owns the name.

@@ -25,22 +25,24 @@ const (
 // until every node reports cluster_state:ok.
 func (t *Topology) startCluster(ctx context.Context) error {
 	n := clusterMasters * (1 + clusterReplicasPerMaster)
-	ports, err := freePorts(n)
+	// The bus ports are picked too, not left to port+10000: Redis refuses a cluster port past
+	// 55535, about a fifth of Linux's default ephemeral range.
+	ports, err := freePorts(2 * n)
 	if err != nil {
 		return err
 	}
 	addrs := make([]string, n)
 	var first testcontainers.Container
-	for i, port := range ports {
+	for i, port := range ports[:n] {
 		addrs[i] = loopbackAddr(port)
 		p := strconv.Itoa(port)
-		cmd := append([]string{"redis-server",
-			"--port", p, "--bind", loopback.String(),
+		cmd, opts := t.sec.server(port, true,
+			"--bind", loopback.String(),
 			"--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes-" + p + ".conf",
-			"--cluster-node-timeout", "5000",
-		}, serverArgs...)
-		c, err := t.runHost(ctx, wait.ForLog("Ready to accept connections"), cmd)
+			"--cluster-port", strconv.Itoa(ports[n+i]),
+			"--cluster-config-file", "nodes-"+p+".conf",
+			"--cluster-node-timeout", "5000")
+		c, err := t.runHost(ctx, wait.ForLog("Ready to accept connections"), cmd, opts...)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", addrs[i], err)
 		}
@@ -49,8 +51,8 @@ func (t *Topology) startCluster(ctx context.Context) error {
 		}
 	}
 
-	create := append([]string{"redis-cli", "--cluster", "create"}, addrs...)
-	create = append(create, "--cluster-replicas", strconv.Itoa(clusterReplicasPerMaster), "--cluster-yes")
+	create := append([]string{"--cluster", "create"}, addrs...)
+	create = t.sec.redisCLI(append(create, "--cluster-replicas", strconv.Itoa(clusterReplicasPerMaster), "--cluster-yes")...)
 	code, out, err := first.Exec(ctx, create, tcexec.Multiplexed())
 	if err != nil {
 		return fmt.Errorf("redis-cli --cluster create: %w", err)
@@ -63,7 +65,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	err = poll(ctx, "cluster state", func(ctx context.Context) error {
-		return allReport(ctx, addrs, "cluster_state", "ok", "CLUSTER", "INFO")
+		return t.probe.allReport(ctx, addrs, "cluster_state", "ok", "CLUSTER", "INFO")
 	})
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, hostNetworkHint)
@@ -71,7 +73,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 	// redis-cli decides which nodes become replicas; ask each node what it is.
 	var replicas []string
 	for _, a := range addrs {
-		info, err := command(ctx, a, "INFO", "replication")
+		info, err := t.probe.command(ctx, a, "INFO", "replication")
 		if err != nil {
 			return err
 		}
@@ -85,7 +87,7 @@ func (t *Topology) startCluster(ctx context.Context) error {
 		}
 	}
 	if err := poll(ctx, "replicas to sync", func(ctx context.Context) error {
-		return replicasInSync(ctx, replicas)
+		return t.probe.replicasInSync(ctx, replicas)
 	}); err != nil {
 		return err
 	}

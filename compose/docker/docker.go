@@ -3,6 +3,9 @@
 // with testcontainers-go. The native provider (package compose) stays the default: it needs
 // no engine and starts in milliseconds.
 //
+// Options.Auth and Options.TLS start every node with an ACL user and TLS only, as the native
+// provider's NativeAuth and NativeTLS do, with the secrets copied into the containers as files.
+//
 // Limits, kept on purpose to keep this small:
 //   - The engine must be local.
 //   - single and masters:N publish each container's port on 127.0.0.1 (any engine, Docker
@@ -48,6 +51,10 @@ type Options struct {
 	// Image is the Redis 7 image every node runs. It needs redis-server and redis-cli in
 	// PATH; LocalImage, built by BuildImage, has them.
 	Image string
+	// Auth, if set, makes every node require an ACL user (see Auth).
+	Auth *Auth
+	// TLS, if set, makes every node serve TLS only (see TLS).
+	TLS *TLS
 	// CPUs, if set, is the cpuset every node's container runs on (docker run --cpuset-cpus),
 	// e.g. "1" or "2-3": see package pin.
 	CPUs string
@@ -70,7 +77,8 @@ const (
 // hostNetworkHint explains the usual reason a host-network topology never becomes reachable.
 const hostNetworkHint = "sentinel and cluster use host networking: they need a Linux Docker engine, or Docker Desktop with host networking enabled"
 
-// loopback is where published ports and host-network nodes listen: nodes have no password.
+// loopback is where published ports and host-network nodes listen: nodes without Auth have no
+// password.
 var loopback = netip.MustParseAddr("127.0.0.1")
 
 // serverArgs are the settings of every redis-server node, as the native provider uses them:
@@ -89,6 +97,8 @@ type Topology struct {
 	id    string // LabelTopology's value
 	addrs []string
 	desc  compose.Description
+	sec   secure // Options.Auth and Options.TLS
+	probe probe  // how Start's probes reach the nodes
 
 	// sentinel's networks and which node addresses belong to which container (Partition).
 	nets      []string
@@ -119,10 +129,13 @@ func Start(ctx context.Context, spec compose.Spec, opts Options) (*Topology, err
 	if opts.Image == "" {
 		opts.Image = DefaultImage
 	}
+	sec, err := newSecure(opts)
+	if err != nil {
+		return nil, err
+	}
 	// What killed runs left behind; failing to remove it does not stop this start.
 	Reap(ctx)
-	t := &Topology{kind: spec.Kind, image: opts.Image, cpus: opts.CPUs, id: uuid.NewString()}
-	var err error
+	t := &Topology{kind: spec.Kind, image: opts.Image, cpus: opts.CPUs, id: uuid.NewString(), sec: sec, probe: sec.probe()}
 	switch spec.Kind {
 	case compose.KindSingle:
 		err = t.startMasters(ctx, 1)
@@ -168,13 +181,14 @@ func missingImageHint(ctx context.Context, image string) string {
 func (t *Topology) startMasters(ctx context.Context, n int) error {
 	port := network.MustParsePort(redisPort)
 	for range n {
-		c, err := t.run(ctx, wait.ForLog("Ready to accept connections"),
-			testcontainers.WithCmd(append([]string{"redis-server"}, serverArgs...)...),
+		cmd, opts := t.sec.server(int(port.Num()), false)
+		c, err := t.run(ctx, wait.ForLog("Ready to accept connections"), append(opts,
+			testcontainers.WithCmd(cmd...),
 			testcontainers.WithExposedPorts(redisPort),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 				hc.PortBindings = network.PortMap{port: {{HostIP: loopback, HostPort: "0"}}}
 			}),
-		)
+		)...)
 		if err != nil {
 			return err
 		}
@@ -183,7 +197,7 @@ func (t *Topology) startMasters(ctx context.Context, n int) error {
 			return err
 		}
 		addr := net.JoinHostPort(loopback.String(), mapped.Port())
-		if _, err := command(ctx, addr, "PING"); err != nil {
+		if _, err := t.probe.command(ctx, addr, "PING"); err != nil {
 			return fmt.Errorf("published port %s: %w", addr, err)
 		}
 		t.addrs = append(t.addrs, addr)

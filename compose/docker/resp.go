@@ -3,6 +3,7 @@ package docker
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,21 +16,52 @@ import (
 // commandTimeout bounds one readiness probe; a node that does not answer in time is not ready.
 const commandTimeout = 2 * time.Second
 
+// probe is how Start's own readiness probes and set-up commands reach the nodes: plaintext by
+// default; over TLS and logged in as an ACL user for a topology started with Options.TLS and
+// Options.Auth. It is a plain value, safe for concurrent use.
+type probe struct {
+	tls            *tls.Config // nil: plaintext
+	user, password string      // user "": no AUTH
+}
+
+// command sends one command to addr on a fresh plaintext connection (see probe.command).
+func command(ctx context.Context, addr string, args ...string) (string, error) {
+	return probe{}.command(ctx, addr, args...)
+}
+
 // command sends one command to addr on a fresh connection and returns its reply if it is a
 // status, integer or bulk string: enough for the INFO and CLUSTER INFO probes that decide
-// readiness, without a client library's reconnects and topology discovery in the way.
-func command(ctx context.Context, addr string, args ...string) (string, error) {
+// readiness, without a client library's reconnects and topology discovery in the way. With a
+// user, AUTH goes first on the same connection.
+func (p probe) command(ctx context.Context, addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	var conn net.Conn
+	var err error
+	if p.tls != nil {
+		conn, err = (&tls.Dialer{NetDialer: &d, Config: p.tls}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
 	dl, _ := ctx.Deadline()
 	conn.SetDeadline(dl)
+	r := bufio.NewReader(conn)
+	if p.user != "" {
+		// The reply to a failed AUTH names no password; neither does this error.
+		if _, err := roundTrip(conn, r, addr, "AUTH", p.user, p.password); err != nil {
+			return "", fmt.Errorf("%s: AUTH as %s: %w", addr, p.user, err)
+		}
+	}
+	return roundTrip(conn, r, addr, args...)
+}
 
+// roundTrip writes one command to conn and reads its reply from r.
+func roundTrip(conn net.Conn, r *bufio.Reader, addr string, args ...string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -38,7 +70,6 @@ func command(ctx context.Context, addr string, args ...string) (string, error) {
 	if _, err := io.WriteString(conn, b.String()); err != nil {
 		return "", err
 	}
-	r := bufio.NewReader(conn)
 	head, err := r.ReadString('\n')
 	if err != nil {
 		return "", err
@@ -51,7 +82,7 @@ func command(ctx context.Context, addr string, args ...string) (string, error) {
 	case '+', ':':
 		return head[1:], nil
 	case '-':
-		return "", fmt.Errorf("%s: %s", addr, head[1:])
+		return "", fmt.Errorf("%s: %s", addr, head[1:]) // an error reply never echoes the command
 	case '$':
 		n, err := strconv.Atoi(head[1:])
 		if err != nil || n < 0 || n > 1<<20 {
@@ -96,9 +127,9 @@ func poll(ctx context.Context, what string, ready func(context.Context) error) e
 
 // allReport checks that every node at addrs answers cmd with field set to want, and says which
 // one did not.
-func allReport(ctx context.Context, addrs []string, field, want string, cmd ...string) error {
+func (p probe) allReport(ctx context.Context, addrs []string, field, want string, cmd ...string) error {
 	for _, a := range addrs {
-		info, err := command(ctx, a, cmd...)
+		info, err := p.command(ctx, a, cmd...)
 		if err != nil {
 			return err
 		}
@@ -112,6 +143,6 @@ func allReport(ctx context.Context, addrs []string, field, want string, cmd ...s
 // replicasInSync checks that every replica's link to its master is up, i.e. its initial sync is
 // done: until then a replica holds none of the master's data, so a fail-over to it loses every
 // lock and the per-node figures show it idle.
-func replicasInSync(ctx context.Context, replicas []string) error {
-	return allReport(ctx, replicas, "master_link_status", "up", "INFO", "replication")
+func (p probe) replicasInSync(ctx context.Context, replicas []string) error {
+	return p.allReport(ctx, replicas, "master_link_status", "up", "INFO", "replication")
 }

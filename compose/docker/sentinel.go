@@ -62,8 +62,10 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 	t.byAddr = map[string]testcontainers.Container{}
 
 	ready := wait.ForLog("Ready to accept connections")
-	server := append([]string{"redis-server", "--port", strconv.Itoa(dataPort)}, serverArgs...)
-	mc, err := t.run(ctx, ready, testcontainers.WithCmd(server...), tcnetwork.WithNetworkName(nil, masterNet), tcnetwork.WithNetworkName(nil, peersNet))
+	// Each node gets its own copy of the server's options (the files' readers are read once).
+	server := func() ([]string, []testcontainers.ContainerCustomizer) { return t.sec.server(dataPort, false) }
+	cmd, opts := server()
+	mc, err := t.run(ctx, ready, append(opts, testcontainers.WithCmd(cmd...), tcnetwork.WithNetworkName(nil, masterNet), tcnetwork.WithNetworkName(nil, peersNet))...)
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
@@ -72,7 +74,7 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 		return err
 	}
 	master := net.JoinHostPort(masterIP, strconv.Itoa(dataPort))
-	if _, err := command(ctx, master, "PING"); err != nil {
+	if _, err := t.probe.command(ctx, master, "PING"); err != nil {
 		return fmt.Errorf("master %s: %w; %s", master, err, privateNetworkHint)
 	}
 	t.byAddr[master] = mc
@@ -91,7 +93,8 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 		return c, ip, err
 	}
 	for range sentinelReplicas {
-		c, ip, err := peer(ready, server)
+		cmd, opts := server()
+		c, ip, err := peer(ready, cmd, opts...)
 		if err != nil {
 			return fmt.Errorf("replica: %w", err)
 		}
@@ -100,7 +103,7 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 			{"CONFIG", "SET", "replica-announce-ip", ip},
 			{"REPLICAOF", masterIP, strconv.Itoa(dataPort)},
 		} {
-			if _, err := command(ctx, addr, cmd...); err != nil {
+			if _, err := t.probe.command(ctx, addr, cmd...); err != nil {
 				return fmt.Errorf("replica %s: %s: %w; %s", addr, cmd[0], err, privateNetworkHint)
 			}
 		}
@@ -116,7 +119,7 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 	}
 	syncCtx, cancelSync := context.WithTimeout(ctx, readyTimeout)
 	err = poll(syncCtx, "replicas to sync", func(ctx context.Context) error {
-		return replicasInSync(ctx, replicas)
+		return t.probe.replicasInSync(ctx, replicas)
 	})
 	cancelSync()
 	if err != nil {
@@ -126,20 +129,32 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 	var sentinels []string
 	for range sentinelCount {
 		// Sentinel rewrites its config file, so it gets one of its own.
-		conf := fmt.Sprintf("port %d\n", sentinelPort)
-		file := testcontainers.ContainerFile{Reader: strings.NewReader(conf), ContainerFilePath: "/data/sentinel.conf", FileMode: 0o644}
-		c, ip, err := peer(wait.ForLog("Sentinel ID is"), []string{"redis-server", "/data/sentinel.conf", "--sentinel"}, testcontainers.WithFiles(file))
+		conf := "port " + strconv.Itoa(sentinelPort) + "\n"
+		if t.sec.tls {
+			conf = "port 0\ntls-port " + strconv.Itoa(sentinelPort) + "\n"
+		}
+		conf += t.sec.sentinelConf()
+		files := []testcontainers.ContainerFile{{Reader: strings.NewReader(conf), ContainerFilePath: "/data/sentinel.conf", FileMode: 0o600}}
+		if t.sec.on() {
+			files = append(files, t.sec.files("")[1:]...) // the TLS files; its config is /data/sentinel.conf
+		}
+		c, ip, err := peer(wait.ForLog("Sentinel ID is"), []string{"redis-server", "/data/sentinel.conf", "--sentinel"}, testcontainers.WithFiles(files...))
 		if err != nil {
 			return fmt.Errorf("sentinel: %w", err)
 		}
 		addr := net.JoinHostPort(ip, strconv.Itoa(sentinelPort))
 		n := strconv.Itoa
-		for _, cmd := range [][]string{
+		cmds := [][]string{
 			{"SENTINEL", "CONFIG", "SET", "announce-ip", ip},
 			{"SENTINEL", "MONITOR", masterName, masterIP, n(dataPort), n(sentinelQuorum)},
 			{"SENTINEL", "SET", masterName, "down-after-milliseconds", n(sentinelDownAfter), "failover-timeout", n(sentinelFailoverTimeout)},
-		} {
-			if _, err := command(ctx, addr, cmd...); err != nil {
+		}
+		if auth := t.sec.monitorAuth(masterName); auth != nil {
+			cmds = append(cmds, auth)
+		}
+		for _, cmd := range cmds {
+			// cmd[:2] only in errors: SENTINEL SET may carry the password.
+			if _, err := t.probe.command(ctx, addr, cmd...); err != nil {
 				return fmt.Errorf("sentinel %s: %s: %w; %s", addr, strings.Join(cmd[:2], " "), err, privateNetworkHint)
 			}
 		}
@@ -153,7 +168,7 @@ func (t *Topology) startSentinel(ctx context.Context, masterName string) error {
 	want := fmt.Sprintf("status=ok,address=%s,slaves=%d,sentinels=%d", master, sentinelReplicas, sentinelCount)
 	err = poll(ctx, "sentinels to agree", func(ctx context.Context) error {
 		for _, s := range sentinels {
-			info, err := command(ctx, s, "INFO", "sentinel")
+			info, err := t.probe.command(ctx, s, "INFO", "sentinel")
 			if err != nil {
 				return err
 			}
