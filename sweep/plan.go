@@ -18,9 +18,10 @@ type Plan struct {
 	// widest gap between neighbouring loads); MaxRefineRuns their runs at MaxRounds each, over
 	// every driver.
 	RefineSteps, MaxRefineRuns int
-	// Typical is the time of the floor and the grid at Rounds; Refine the refinement's most,
-	// before the budget; Max the most in all: the floor, the grid at MaxRounds, and the
-	// refinement bounded by Options.Budget.
+	// Typical is the time when every step is decided in Rounds and no driver stops early:
+	// the floor, the grid and the most refined steps, the refinement bounded by
+	// Options.Budget; Refine the refinement's most before the budget; Max the most in all: the
+	// floor, the grid at MaxRounds, and the refinement bounded by the budget.
 	Typical, Refine, Max time.Duration
 }
 
@@ -49,13 +50,13 @@ func PlanTime(o Options) Plan {
 		p.MaxRefineRuns = d * worst * maxRounds
 	}
 	per := o.StepTime
-	p.Typical = per * time.Duration(p.FloorRuns+p.GridRuns)
 	p.Refine = per * time.Duration(p.MaxRefineRuns)
-	refine := p.Refine
+	refine, typical := p.Refine, per*time.Duration(d*p.RefineSteps*rounds)
 	if o.Budget > 0 {
 		// The budget is checked before each run: the last one may end a run past it.
-		refine = min(refine, o.Budget+per)
+		refine, typical = min(refine, o.Budget+per), min(typical, o.Budget+per)
 	}
+	p.Typical = per*time.Duration(p.FloorRuns+p.GridRuns) + typical
 	p.Max = per*time.Duration(p.FloorRuns+p.MaxGridRuns) + refine
 	return p
 }

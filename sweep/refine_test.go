@@ -270,7 +270,7 @@ func TestPlanTime(t *testing.T) {
 	if p.FloorRuns != 2 || p.GridRuns != 36 || p.MaxGridRuns != 72 || p.RefineSteps != 4 || p.MaxRefineRuns != 48 {
 		t.Errorf("plan %+v", p)
 	}
-	if p.Typical != 190*time.Second || p.Max != (2+72+48)*5*time.Second {
+	if p.Typical != (2+36+24)*5*time.Second || p.Max != (2+72+48)*5*time.Second {
 		t.Errorf("typical %v, max %v", p.Typical, p.Max)
 	}
 	o.Budget = time.Minute

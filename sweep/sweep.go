@@ -72,6 +72,8 @@ type Step struct {
 type Event struct {
 	Step Step
 	Done bool
+	// Run is a finished run's result (Done, not Decided); nil when it could not run.
+	Run *results.Run
 	// Decided is true on the end of a step's last round: Result is then the step's record.
 	Decided bool
 	// Result is the decided step's record.
@@ -347,7 +349,11 @@ func (sw *sweeper) call(ctx context.Context, step Step, pending int) (results.Ru
 	sw.runWall += sw.since(began)
 	sw.finished++
 	if sw.o.Progress != nil {
-		sw.o.Progress(Event{Step: step, Done: true, Elapsed: sw.since(sw.start), Remaining: sw.remaining(max(pending-1, 0))})
+		e := Event{Step: step, Done: true, Elapsed: sw.since(sw.start), Remaining: sw.remaining(max(pending-1, 0))}
+		if err == nil {
+			e.Run = &run
+		}
+		sw.o.Progress(e)
 	}
 	return run, err
 }
