@@ -58,7 +58,7 @@ func (sw *sweeper) noiseFloor(ctx context.Context) error {
 			default:
 				f.LatencyUS = lat
 				if lat*FloorWarnFactor >= limitUS {
-					f.Warning = fmt.Sprintf("the noise floor (%s %s at %s/s) is within %d × of the SLO's %s: the machine itself adds that much, and the knee will not be stable; loosen the SLO or quiet the machine",
+					f.Warning = fmt.Sprintf("the noise floor (%s %s at %s/s) is at least 1/%d of the SLO's %s: the machine itself adds that much before Redis does any work, and the knee will not be stable; loosen the SLO or quiet the machine",
 						o.SLO.Name, fmtLatency(lat), fmtLoad(load), FloorWarnFactor, fmtLatency(limitUS))
 				}
 			}

@@ -217,7 +217,7 @@ func TestNoiseFloorWarning(t *testing.T) {
 	if len(fl) != 2 || fl[0].Warning != "" || fl[0].LatencyUS != 300 || out.Runs[fl[0].Run].Driver != "quiet" {
 		t.Errorf("quiet floor %+v", fl)
 	}
-	if len(fl) != 2 || !strings.Contains(fl[1].Warning, "within 2 × of the SLO") || fl[1].LatencyUS != 1200 {
+	if len(fl) != 2 || !strings.Contains(fl[1].Warning, "is at least 1/2 of the SLO's 2.00ms") || fl[1].LatencyUS != 1200 {
 		t.Errorf("noisy floor %+v; want the warning", fl)
 	}
 	var buf bytes.Buffer

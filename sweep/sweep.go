@@ -80,10 +80,10 @@ type Event struct {
 	Result results.SweepStep
 	// StopReason is why the driver takes no further grid step, or "".
 	StopReason string
-	// Elapsed is the time since the sweep began; Remaining an estimate of the time left if
-	// every driver still stepping runs every grid step left at Options.Rounds each (the mean
-	// wall time of the runs so far, or Options.StepTime before the first ends, times the runs
-	// left), plus the refinement's planned most (see PlanTime).
+	// Elapsed is the time since the sweep began; Remaining the most time left if every driver
+	// still stepping runs every grid step left at Options.MaxRounds (the mean wall time of the
+	// runs so far, or Options.StepTime before the first ends, times the runs left), plus the
+	// refinement's most (see PlanTime) bounded by the budget, less what it used.
 	Elapsed, Remaining time.Duration
 }
 
@@ -329,13 +329,21 @@ func (sw *sweeper) gridLeft() int {
 	return n
 }
 
+// remaining is the most time left: the grid's runs left at MaxRounds (pending, the current
+// step's at Rounds, scaled to MaxRounds), and the refinement's most, bounded by the budget,
+// less what it has used.
 func (sw *sweeper) remaining(pending int) time.Duration {
-	left := sw.perRun() * time.Duration(sw.gridLeft()+pending)
+	o := sw.o
+	runs := sw.gridLeft() + pending
+	runs = (runs*o.MaxRounds + o.Rounds - 1) / o.Rounds
 	refine := sw.plan.Refine
-	if sw.o.Budget > 0 {
-		refine = min(refine, sw.o.Budget)
+	if o.Budget > 0 {
+		refine = min(refine, o.Budget+sw.perRun())
 	}
-	return left + refine
+	if sw.refining {
+		refine = max(refine-(sw.runWall-sw.refineStart), 0)
+	}
+	return sw.perRun()*time.Duration(runs) + refine
 }
 
 // call runs one run of step, timing it and telling Progress of its start and end; pending is

@@ -400,7 +400,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 		Rounds: 3, MaxRounds: 6, Confidence: 0.75, IntervalMethod: IntervalMethod, Precision: 0.05, BudgetS: 600,
 		NoiseFloor: []results.SweepFloor{
 			{Driver: "lockcore", Load: 100, Run: 0, LatencyUS: 420},
-			{Driver: "naive", Load: 100, Run: 1, LatencyUS: 1150, Warning: "the noise floor (p99 1.15ms at 100/s) is within 2 × of the SLO's 2.00ms: the machine itself adds that much, and the knee will not be stable; loosen the SLO or quiet the machine"},
+			{Driver: "naive", Load: 100, Run: 1, LatencyUS: 1150, Warning: "the noise floor (p99 1.15ms at 100/s) is at least 1/2 of the SLO's 2.00ms: the machine itself adds that much before Redis does any work, and the knee will not be stable; loosen the SLO or quiet the machine"},
 		},
 		Drivers: []results.SweepDriver{
 			{Driver: "lockcore", KneeStep: 6, KneeLoad: 10200, StoppedEarly: true, StopReason: "step 4: achieved 9000 acq/s, 38% below the target 14400/s",
