@@ -456,13 +456,13 @@ func (sw *sweeper) record(ctx context.Context, j *job) {
 	}
 	rec, stop := sw.judge(j)
 	if j.refined {
-		grid := 0
+		refined := 0
 		for _, st := range s.rec.Steps {
 			if st.Refined {
-				grid++
+				refined++
 			}
 		}
-		rec.Step = len(sw.o.Loads) + grid + 1
+		rec.Step = len(sw.o.Loads) + refined + 1
 	} else {
 		rec.Step = j.index
 	}
