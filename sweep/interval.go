@@ -34,6 +34,13 @@ func Interval(values []float64, confidence float64) *results.SweepInterval {
 	}
 	x := slices.Clone(values)
 	slices.Sort(x)
+	k := intervalK(n, confidence)
+	return &results.SweepInterval{LowUS: x[k-1], HighUS: x[n-k], Coverage: coverage(n, k)}
+}
+
+// intervalK is the k of Interval for n values: the largest whose coverage is at least
+// confidence, or 1.
+func intervalK(n int, confidence float64) int {
 	k := 1
 	for j := 2; 2*j <= n; j++ {
 		if coverage(n, j) < confidence {
@@ -41,7 +48,14 @@ func Interval(values []float64, confidence float64) *results.SweepInterval {
 		}
 		k = j
 	}
-	return &results.SweepInterval{LowUS: x[k-1], HighUS: x[n-k], Coverage: coverage(n, k)}
+	return k
+}
+
+// canNarrow reports whether more rounds, up to most, could decide a step that n rounds left
+// uncertain. With k fixed, another value only moves x(k) down and the k-th largest up: the
+// interval widens, and a straddle stays. Only a larger k can narrow it.
+func canNarrow(n, most int, confidence float64) bool {
+	return intervalK(most, confidence) > intervalK(n, confidence)
 }
 
 // coverage is the probability that [x(k), x(n+1-k)] of n draws holds the median:

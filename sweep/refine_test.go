@@ -186,6 +186,27 @@ func TestInterval(t *testing.T) {
 	if iv := Interval([]float64{1}, DefaultConfidence); iv != nil {
 		t.Errorf("one value: %+v; want none", iv)
 	}
+	// At 75%, 3 to 5 rounds give the range; 6 the 2nd to 5th: only 6 can narrow it.
+	if canNarrow(3, 5, DefaultConfidence) || !canNarrow(3, 6, DefaultConfidence) || canNarrow(6, 7, DefaultConfidence) {
+		t.Error("canNarrow: want rounds 4 and 5 never to narrow 3 rounds' range, 6 to")
+	}
+}
+
+// With a cap of 5 rounds, more rounds could not narrow the range of 3: an uncertain step
+// stays at 3.
+func TestNoUselessRounds(t *testing.T) {
+	c := curve{knee: 10000, noise: func(r int) float64 { return []float64{0.75, 1.25}[r%2] }}
+	var calls []Step
+	out, err := Run(context.Background(), Options{
+		Mode: results.SweepRate, Loads: []float64{10000}, Drivers: []string{"a"},
+		SLO: mustSLO(t, "p99=2ms"), Rounds: 3, MaxRounds: 5, Step: c.step(t, &calls),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := driverRec(t, out, "a").Steps[0]; st.Verdict != results.VerdictUncertain || len(calls) != 3 {
+		t.Errorf("%+v after %d rounds; want uncertain after 3", st, len(calls))
+	}
 }
 
 // The noise floor runs first, at 5% of the first rate, per driver; within 2 × of the SLO it

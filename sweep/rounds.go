@@ -60,8 +60,9 @@ func (sw *sweeper) runStep(ctx context.Context, jobs []*job) error {
 				continue
 			}
 			if r > sw.o.Rounds {
-				// Past the planned rounds only an uncertain step goes on.
-				if rec, _ := sw.judge(j); rec.Verdict != results.VerdictUncertain {
+				// Past the planned rounds only an uncertain step goes on, and only when more
+				// rounds can narrow its interval.
+				if rec, _ := sw.judge(j); rec.Verdict != results.VerdictUncertain || !canNarrow(len(j.runs), sw.o.MaxRounds, sw.o.Confidence) {
 					j.done = true
 					continue
 				}
