@@ -102,7 +102,14 @@ func (sw *sweeper) refine(ctx context.Context) error {
 				s.refined = RefinedAdjacent
 				continue
 			}
-			jobs = append(jobs, &job{s: s, load: mid, refined: true})
+			refined := 0
+			for _, st := range s.rec.Steps {
+				if st.Refined {
+					refined++
+				}
+			}
+			// Refined steps are numbered on after the grid, in the order they run.
+			jobs = append(jobs, &job{s: s, load: mid, refined: true, index: len(o.Loads) + refined + 1})
 		}
 		if len(jobs) == 0 {
 			return nil

@@ -116,17 +116,7 @@ func (sw *sweeper) record(ctx context.Context, j *job) {
 		return
 	}
 	rec, stop := sw.judge(j)
-	if j.refined {
-		refined := 0
-		for _, st := range s.rec.Steps {
-			if st.Refined {
-				refined++
-			}
-		}
-		rec.Step = len(sw.o.Loads) + refined + 1
-	} else {
-		rec.Step = j.index
-	}
+	rec.Step = j.index
 	if ctx.Err() != nil && rec.Verdict == results.VerdictFailed && len(j.runs) == 0 {
 		// Cut short by the interrupt, not broken.
 		rec.Verdict, rec.Reason = results.VerdictIncomplete, "interrupted: "+rec.Reason
@@ -180,19 +170,26 @@ func (sw *sweeper) judge(j *job) (results.SweepStep, string) {
 			rec.RoundLatencyUS = p.rounds
 			rec.Interval = Interval(p.rounds, o.Confidence)
 		}
-		// A round stopped past the SLO is over by itself; otherwise the interval decides
-		// between ok, over and uncertain.
+		// A round stopped past the SLO is over by itself. Otherwise the pooled percentile and
+		// the interval across rounds must agree: ok when both are within the SLO, over when
+		// both are above it. A straddling interval, or a pooled figure on the other side of
+		// the SLO from the whole interval (one round's stall dominating the pooled tail), is
+		// uncertain.
 		if iv := rec.Interval; iv != nil && p.run.Aborted == "" && (rec.Verdict == results.VerdictOK || rec.Verdict == results.VerdictOver) {
 			limitUS := float64(o.SLO.Limit) / float64(time.Microsecond)
 			switch {
-			case iv.HighUS <= limitUS:
+			case iv.HighUS <= limitUS && p.latUS <= limitUS:
 				rec.Verdict = results.VerdictOK
-			case iv.LowUS > limitUS:
+			case iv.LowUS > limitUS && p.latUS > limitUS:
 				rec.Verdict = results.VerdictOver
-			default:
+			case iv.LowUS <= limitUS && iv.HighUS > limitUS:
 				rec.Verdict = results.VerdictUncertain
 				rec.Reason = fmt.Sprintf("%s %s–%s across %d rounds straddles the SLO's %s", o.SLO.Name,
 					fmtLatency(iv.LowUS), fmtLatency(iv.HighUS), len(j.runs), fmtLatency(limitUS))
+			default:
+				rec.Verdict = results.VerdictUncertain
+				rec.Reason = fmt.Sprintf("the pooled %s %s and the interval %s–%s across %d rounds fall on either side of the SLO's %s: a round's stall?",
+					o.SLO.Name, fmtLatency(p.latUS), fmtLatency(iv.LowUS), fmtLatency(iv.HighUS), len(j.runs), fmtLatency(limitUS))
 			}
 		}
 	}

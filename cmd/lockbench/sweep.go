@@ -38,12 +38,13 @@ with every other flag as in 'lockbench run', repeated --rounds times (default 3)
 interleaved: each round of a load runs on every driver still stepping before the next round.
 
 A step's verdict, on the acquire latency at the --slo percentile of its rounds pooled:
-  ok          the load was achieved and the interval of the percentile across the rounds is
-              within the SLO
-  over        the load was achieved but the interval is above the SLO
-  uncertain   the interval straddles the SLO even after --max-rounds rounds (one more round at
-              a time while it does); the interval is of order statistics of the rounds'
-              percentiles (3 rounds: their range, 75% coverage; 6: the 2nd to the 5th, 78%)
+  ok          the load was achieved, and the pooled percentile and its interval across the
+              rounds are within the SLO
+  over        the load was achieved, but the pooled percentile and the interval are above it
+  uncertain   the interval straddles the SLO (or the pooled figure and the interval disagree)
+              even after --max-rounds rounds (one more at a time while that can narrow it); the
+              interval is of order statistics of the rounds' percentiles (3 rounds: their
+              range, 75% coverage; 6: the 2nd to the 5th, 78%)
   saturated   the load was not achieved: open loop, the achieved rate is more than
               --saturation-margin below the target, or more than that share of the schedule
               was not kept (attempts late or dropped because all --concurrency workers were
