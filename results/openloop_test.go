@@ -152,3 +152,30 @@ func TestScheduleLag(t *testing.T) {
 		t.Fatalf("decoded start lag: %v, %v", h, err)
 	}
 }
+
+// The processes' start-lag histograms merge like their service times: the merged run has
+// every on-time attempt's lag.
+func TestMergeOpenLoopStartLag(t *testing.T) {
+	var parts []Run
+	for i, lag := range []time.Duration{10 * time.Microsecond, 2 * time.Millisecond} {
+		rec := NewOpenLoopRecorder()
+		for range 100 * (i + 1) {
+			rec.ScheduleLag(lag)
+			rec.StartedLate(lag)
+			rec.Record(time.Millisecond, time.Microsecond, time.Millisecond)
+		}
+		r := Run{Pacing: PacingOpen, Arrival: "uniform", TargetRate: 100}
+		if err := r.Fill(Merge(rec), time.Second); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, r)
+	}
+	var m Run
+	if err := mergeOpenLoop(&m, parts); err != nil {
+		t.Fatal(err)
+	}
+	h, err := decode(m.Histograms.StartLag)
+	if err != nil || h.TotalCount() != 300 || m.StartLagUS == nil || m.StartLagUS.Max < 1990 || m.StartLagUS.P50 > 2010 || m.StartLagUS.P50 < 1990 {
+		t.Fatalf("merged start lag %+v (%v, err %v); want 300 lags, the median 2ms", m.StartLagUS, h, err)
+	}
+}
