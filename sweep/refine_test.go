@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -334,5 +335,34 @@ func TestPlanTime(t *testing.T) {
 	o.Budget = time.Minute
 	if p := PlanTime(o); p.Max != (2+72)*5*time.Second+time.Minute+5*time.Second {
 		t.Errorf("with a 1m budget: max %v", p.Max)
+	}
+}
+
+// Closed loop: workers come whole, so the bisection ends at neighbouring counts, and says so.
+func TestBisectionOfWorkers(t *testing.T) {
+	// p99 = 2ms × (workers/11.5)^2: 11 workers are within 2ms, 12 are not.
+	m := model{
+		tput: func(_ string, l float64) float64 { return 1000 * l },
+		lat: func(_ string, l float64) time.Duration {
+			return time.Duration(float64(2*time.Millisecond) * math.Pow(l/11.5, 2))
+		},
+	}
+	var calls []Step
+	out, err := Run(context.Background(), Options{
+		Mode: results.SweepConcurrency, Loads: []float64{1, 2, 4, 8, 16}, Drivers: []string{"a"},
+		SLO: mustSLO(t, "p99=2ms"), Precision: 0.05, Step: m.step(t, &calls),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := driverRec(t, out, "a")
+	var refined []float64
+	for _, st := range a.Steps {
+		if st.Refined {
+			refined = append(refined, st.Load)
+		}
+	}
+	if b := a.Knee; b.OKLoad != 11 || b.OverLoad != 12 || b.Refined != RefinedAdjacent || fmt.Sprint(refined) != "[12 10 11]" {
+		t.Errorf("bracket %+v after refined steps %v; want ≥ 11 ok, < 12 over, by 12, 10, 11", b, refined)
 	}
 }
