@@ -99,6 +99,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts(ui, cancel)
 	defer in.release()
 
+	// The first progress line: how long this may take, before anything starts.
+	ui.line("sweep plan: %s", planLine(plan))
 	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
@@ -123,7 +125,6 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	ui.mu.Unlock()
 	opts.Step = steps.run
 	opts.Progress = func(e sweep.Event) { status.report(ui, s.mode, len(s.loads), e) }
-	ui.line("sweep plan: %s", planLine(plan))
 	out, err := sweep.Run(ctx, opts)
 	aborted := err != nil
 	if aborted {
