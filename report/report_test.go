@@ -73,6 +73,15 @@ func TestBuildDrawsWhatEachFileHolds(t *testing.T) {
 			html:   []string{"SLO p999 ≤ 5ms", "lockcore p999", "acq p999", "saturated: achieved below the target", "stopped early: saturated at 40000/s"},
 		},
 		{
+			name: "sweep with rounds and a refined bracket",
+			sources: func(t *testing.T) []Source {
+				return []Source{roundTrip(t, roundsSweep(sweepFile(t, results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000})))}
+			},
+			charts: []string{"sweep", "sweep-spectrum-lockcore", "sweep-spectrum-naive"},
+			html: []string{"p99 interval", "rounds", "a bar spans the confidence interval", "knee: ≥ 40000/s (ok), &lt; 44000/s (over), 10.0% wide",
+				"44000/s (refined)", "projected server-bound capacity"},
+		},
+		{
 			name: "several files",
 			sources: func(t *testing.T) []Source {
 				return []Source{roundTrip(t, repeatFile(t)), roundTrip(t, skippedFile(t)),
@@ -280,4 +289,28 @@ func TestInkedPixelsSeesBlank(t *testing.T) {
 	if ink, colored := inkedPixels(img); ink != 100 || colored != 100 {
 		t.Errorf("a line of 100 pixels: %d ink, %d colored", ink, colored)
 	}
+}
+
+// roundsSweep makes f's sweep one of three rounds a step (every round the step's one run, for
+// the fixture), each step with an interval around its percentile, and lockcore's knee
+// refined: a step at 44000/s, over, bracketing it with 40000/s.
+func roundsSweep(f *results.File) *results.File {
+	sw := f.Sweep
+	sw.Rounds, sw.MaxRounds, sw.Confidence, sw.IntervalMethod = 3, 6, 0.75, "order statistics"
+	for i := range sw.Drivers {
+		d := &sw.Drivers[i]
+		for j := range d.Steps {
+			st := &d.Steps[j]
+			st.Runs = []int{st.Run, st.Run, st.Run}
+			st.Interval = &results.SweepInterval{LowUS: 0.9 * st.LatencyUS, HighUS: 1.1 * st.LatencyUS, Coverage: 0.75}
+		}
+		if d.Driver == "lockcore" {
+			last := d.Steps[len(d.Steps)-1]
+			d.Steps = append(d.Steps, results.SweepStep{Step: len(sw.Loads) + 1, Load: 44000, Refined: true, Run: last.Run, Runs: last.Runs,
+				ThroughputPerS: 44000, LatencyUS: 2500, Interval: &results.SweepInterval{LowUS: 2300, HighUS: 2700, Coverage: 0.75}, Verdict: results.VerdictOver})
+			d.Knee = &results.KneeBracket{OKStep: d.KneeStep, OKLoad: d.KneeLoad, OverStep: len(sw.Loads) + 1, OverLoad: 44000, OverVerdict: results.VerdictOver,
+				Width: 44000/d.KneeLoad - 1, Refined: "within the precision", ProjectedServerCapacityPerS: 95000}
+		}
+	}
+	return f
 }

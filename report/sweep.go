@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/lockbench/lockbench/results"
@@ -39,7 +41,11 @@ func newSweepView(src int, s Source, sw *results.Sweep) *sweepView {
 	v := &sweepView{src: src, name: s.Name, sweep: sw}
 	for _, sd := range sw.Drivers {
 		d := &sweepDriver{SweepDriver: sd, knee: -1}
-		for _, st := range sd.Steps {
+		// By load: refined steps come after the grid in the record, between its steps here,
+		// so that the lines run left to right.
+		steps := slices.Clone(sd.Steps)
+		slices.SortStableFunc(steps, func(a, b results.SweepStep) int { return cmp.Compare(a.Load, b.Load) })
+		for _, st := range steps {
 			pt := sweepPoint{SweepStep: st}
 			if st.Run >= 0 && st.Run < len(s.File.Runs) { // results.Decode checks the range
 				pt.run = &s.File.Runs[st.Run]
@@ -54,7 +60,8 @@ func newSweepView(src int, s Source, sw *results.Sweep) *sweepView {
 	return v
 }
 
-// stepRuns lists the indexes in File.Runs of the sweep's steps.
+// stepRuns lists the indexes in File.Runs of the sweep's runs: every round of every step, and
+// the noise floor's.
 func stepRuns(sw *results.Sweep) map[int]bool {
 	runs := make(map[int]bool)
 	for _, d := range sw.Drivers {
@@ -62,6 +69,14 @@ func stepRuns(sw *results.Sweep) map[int]bool {
 			if st.Run >= 0 {
 				runs[st.Run] = true
 			}
+			for _, r := range st.Runs {
+				runs[r] = true
+			}
+		}
+	}
+	for _, f := range sw.NoiseFloor {
+		if f.Run >= 0 {
+			runs[f.Run] = true
 		}
 	}
 	return runs
@@ -116,6 +131,7 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 	var kneeNames []string
 	for i, d := range v.drivers {
 		var p50, p99, ps plotter.XYs
+		var bars intervalBars
 		for j, st := range d.steps {
 			if st.run == nil || st.run.Acquisitions <= 0 {
 				continue
@@ -123,10 +139,24 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 			// The sweep's own account of what the step achieved: in an open loop the
 			// arrivals kept over the schedule's window, not completions over the phase.
 			x := st.ThroughputPerS
-			p50 = append(p50, plotter.XY{X: x, Y: latencyY(st.run.AcquireLatencyUS.P50)})
-			p99 = append(p99, plotter.XY{X: x, Y: latencyY(st.run.AcquireLatencyUS.P99)})
+			// A step of several rounds is judged on them pooled: its p50, and its p99 when
+			// that is the SLO's, are the pooled ones; the first round's otherwise.
+			y50, y99 := st.run.AcquireLatencyUS.P50, st.run.AcquireLatencyUS.P99
+			if st.P50US > 0 {
+				y50 = st.P50US
+			}
+			if slo.Percentile == 99 && st.LatencyUS > 0 {
+				y99 = st.LatencyUS
+			}
+			p50 = append(p50, plotter.XY{X: x, Y: latencyY(y50)})
+			p99 = append(p99, plotter.XY{X: x, Y: latencyY(y99)})
 			if st.LatencyUS > 0 {
 				ps = append(ps, plotter.XY{X: x, Y: latencyY(st.LatencyUS)})
+				if iv := st.Interval; iv != nil {
+					y := latencyY(st.LatencyUS)
+					bars.XYs = append(bars.XYs, plotter.XY{X: x, Y: y})
+					bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{y - latencyY(min(iv.LowUS, st.LatencyUS)), latencyY(max(iv.HighUS, st.LatencyUS)) - y})
+				}
 			}
 			if j == d.knee {
 				knees = append(knees, plotter.XY{X: x, Y: latencyY(st.LatencyUS)})
@@ -150,6 +180,16 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 			if err := addLine(p, i, d.Driver+" "+v.sloName(), ps, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, true); err != nil {
 				return nil, err
 			}
+		}
+		if len(bars.XYs) > 0 {
+			// The interval of the SLO percentile across each step's rounds, on its point.
+			eb, err := plotter.NewYErrorBars(bars)
+			if err != nil {
+				return nil, err
+			}
+			eb.LineStyle = draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1)}
+			eb.CapWidth = vg.Points(4)
+			p.Add(eb)
 		}
 		n++
 	}
@@ -187,6 +227,10 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 	}
 	caption += " The red dashed line is the SLO; a ring marks each driver's knee, the highest " +
 		"load that was achieved and kept the SLO (as lockbench sweep judged it)."
+	if v.sweep.MaxRounds > 1 {
+		caption += " With several rounds a step, its points are the rounds pooled, and a bar spans the " +
+			"confidence interval of the SLO's " + v.sloName() + " across the rounds: a bar across the SLO line is an uncertain step."
+	}
 	return &Chart{ID: id, Title: title, Caption: caption, plot: p}, nil
 }
 
@@ -227,4 +271,11 @@ func (v *sweepView) spectrum(id string, d *sweepDriver) (*Chart, error) {
 		Caption: "The latency distribution of each step: where the tail lifts off as the load rises.",
 		plot:    p,
 	}, nil
+}
+
+// intervalBars are the points of a driver's SLO percentile with the intervals across rounds,
+// as plotter.NewYErrorBars takes them.
+type intervalBars struct {
+	plotter.XYs
+	plotter.YErrors
 }

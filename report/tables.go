@@ -79,9 +79,17 @@ func (v *sweepView) table() *table {
 	if extra {
 		head = append(head, "acq "+v.sloName())
 	}
+	rounds := v.sweep.MaxRounds > 1
+	if rounds {
+		head = append(head, v.sloName()+" interval", "rounds")
+	}
 	head = append(head, "errors", "verdict", "knee")
 	slo := v.sweep.SLO
 	t := &table{Head: head, Caption: fmt.Sprintf("SLO: acquire %s at most %s.", v.sloName(), lat(slo.LimitUS))}
+	if rounds {
+		t.Caption += fmt.Sprintf(" Each step %d rounds (up to %d while uncertain), pooled; the interval is of the %s across rounds (%s).",
+			v.sweep.Rounds, v.sweep.MaxRounds, v.sloName(), v.sweep.IntervalMethod)
+	}
 	if v.name != "" {
 		t.Caption = v.name + ". " + t.Caption
 	}
@@ -90,10 +98,28 @@ func (v *sweepView) table() *table {
 			p50, p99, errs := "-", "-", "-"
 			if r := st.run; r != nil {
 				p50, p99, errs = lat(r.AcquireLatencyUS.P50), lat(r.AcquireLatencyUS.P99), metricCount.Format(float64(r.Errors))
+				// Several rounds: the pooled figures the verdict was made on.
+				if st.P50US > 0 {
+					p50 = lat(st.P50US)
+				}
+				if slo.Percentile == 99 && len(st.Runs) > 1 {
+					p99 = lat(st.LatencyUS)
+				}
 			}
-			row := []string{d.Driver, v.loadLabel(st.Load), metricRate.Format(st.ThroughputPerS), p50, p99}
+			load := v.loadLabel(st.Load)
+			if st.Refined {
+				load += " (refined)"
+			}
+			row := []string{d.Driver, load, metricRate.Format(st.ThroughputPerS), p50, p99}
 			if extra {
 				row = append(row, lat(st.LatencyUS))
+			}
+			if rounds {
+				iv := "-"
+				if st.Interval != nil {
+					iv = lat(st.Interval.LowUS) + " – " + lat(st.Interval.HighUS)
+				}
+				row = append(row, iv, strconv.Itoa(max(len(st.Runs), 1)))
 			}
 			verdict := st.Verdict
 			if st.Reason != "" {
@@ -102,21 +128,50 @@ func (v *sweepView) table() *table {
 			row = append(row, errs, verdict, yes(i == d.knee))
 			t.Rows = append(t.Rows, row)
 		}
-		if d.knee < 0 || d.StoppedEarly {
+		var notes []string
+		if b := d.Knee; b != nil && (b.OKStep > 0 || b.OverStep > 0) {
+			notes = append(notes, "knee: "+v.bracket(b))
+			if b.ProjectedServerCapacityPerS > 0 {
+				notes = append(notes, "projected server-bound capacity "+metricRate.Format(b.ProjectedServerCapacityPerS)+" acq/s")
+			}
+		}
+		if d.knee < 0 {
+			notes = append(notes, "no knee: no step kept the SLO")
+		}
+		if d.StoppedEarly {
+			notes = append(notes, "stopped early: "+d.StopReason)
+		}
+		if len(notes) > 0 {
 			row := make([]string, len(head))
 			row[0] = d.Driver
-			var notes []string
-			if d.knee < 0 {
-				notes = append(notes, "no knee: no step kept the SLO")
-			}
-			if d.StoppedEarly {
-				notes = append(notes, "stopped early: "+d.StopReason)
-			}
 			row[1] = strings.Join(notes, "; ")
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t
+}
+
+// bracket says where the knee lies: "≥ 20000/s (ok), < 21000/s (over), 4.8% wide".
+func (v *sweepView) bracket(b *results.KneeBracket) string {
+	var parts []string
+	if b.OKStep > 0 {
+		parts = append(parts, "≥ "+v.loadLabel(b.OKLoad)+" (ok)")
+	}
+	if b.OverStep > 0 {
+		if b.OverVerdict == results.VerdictUncertain {
+			parts = append(parts, v.loadLabel(b.OverLoad)+" uncertain")
+		} else {
+			parts = append(parts, "< "+v.loadLabel(b.OverLoad)+" ("+b.OverVerdict+")")
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if b.Width > 0 {
+		s += fmt.Sprintf(", %.1f%% wide", 100*b.Width)
+	}
+	if b.Refined != "" {
+		s += " (refinement: " + b.Refined + ")"
+	}
+	return s
 }
 
 func yes(b bool) string {

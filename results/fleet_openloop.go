@@ -12,7 +12,7 @@ func mergeOpenLoop(m *Run, parts []Run) error {
 	if parts[0].Pacing != PacingOpen {
 		return nil
 	}
-	service := newHistogram()
+	service, lag := newHistogram(), newHistogram()
 	for i := range parts {
 		p := &parts[i]
 		m.TargetRate += p.TargetRate
@@ -20,6 +20,13 @@ func mergeOpenLoop(m *Run, parts []Run) error {
 		m.Late += p.Late
 		m.Dropped += p.Dropped
 		m.Saturated = m.Saturated || p.Saturated
+		if p.Histograms.StartLag != "" {
+			h, err := decode(p.Histograms.StartLag)
+			if err != nil {
+				return fmt.Errorf("process %d: start-lag histogram: %w", p.Fleet.Processes[0].Index, err)
+			}
+			lag.Merge(h)
+		}
 		if p.Histograms.Service == "" {
 			continue
 		}
@@ -30,6 +37,14 @@ func mergeOpenLoop(m *Run, parts []Run) error {
 		service.Merge(h)
 	}
 	m.Saturated = m.Saturated || m.AchievedRate < m.TargetRate*(1-SaturationTolerance)
+	if lag.TotalCount() > 0 {
+		pc := percentiles(lag)
+		m.StartLagUS = &pc
+		var err error
+		if m.Histograms.StartLag, err = encode(lag); err != nil {
+			return fmt.Errorf("encode start-lag histogram: %w", err)
+		}
+	}
 	if service.TotalCount() == 0 {
 		return nil
 	}

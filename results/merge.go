@@ -14,6 +14,9 @@ type Stats struct {
 	// Service is the open loop's acquire latency from the actual start (see
 	// NewOpenLoopRecorder); nil when no recorder kept one.
 	Service *hdrhistogram.Histogram
+	// StartLag is the open loop's start lag of on-time attempts (see Recorder.ScheduleLag); nil
+	// when no recorder kept one.
+	StartLag *hdrhistogram.Histogram
 }
 
 // Merge combines recorders into one Stats, skipping nil ones; with none it
@@ -39,6 +42,12 @@ func Merge(rs ...*Recorder) *Stats {
 				s.Service = newHistogram()
 			}
 			s.Service.Merge(r.service)
+		}
+		if r.startLag != nil {
+			if s.StartLag == nil {
+				s.StartLag = newHistogram()
+			}
+			s.StartLag.Merge(r.startLag)
 		}
 		for kind, n := range r.errors {
 			s.Errors[kind] += n

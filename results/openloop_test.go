@@ -121,3 +121,61 @@ func TestSummaryOpenLoop(t *testing.T) {
 		t.Errorf("saturated row %q: want achieved 900, late 30, dropped 1070, SATURATED", overLine)
 	}
 }
+
+// The start lag (the generator's own delay on attempts taken on time) has a histogram of its
+// own, merged, filled into the run and encoded; a closed-loop recorder keeps none.
+func TestScheduleLag(t *testing.T) {
+	open, closed := NewOpenLoopRecorder(), NewRecorder()
+	for _, r := range []*Recorder{open, closed} {
+		r.ScheduleLag(20 * time.Microsecond)
+		r.ScheduleLag(700 * time.Microsecond)
+		r.ScheduleLag(-time.Microsecond) // a clock read just before the slot: no lag, clamped
+	}
+	other := NewOpenLoopRecorder()
+	other.ScheduleLag(3 * time.Millisecond)
+	s := Merge(open, other)
+	if s.StartLag == nil || s.StartLag.TotalCount() != 4 || s.StartLag.Max() < 2990 || s.StartLag.Max() > 3010 {
+		t.Fatalf("start lag %v; want 4 values up to 3ms", s.StartLag)
+	}
+	if c := Merge(closed); c.StartLag != nil {
+		t.Errorf("closed loop kept a start lag: %v", c.StartLag)
+	}
+	var run Run
+	if err := run.Fill(s, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if run.StartLagUS == nil || run.Histograms.StartLag == "" || run.StartLagUS.Max < 2990 {
+		t.Fatalf("Fill: start lag %+v, histogram %q", run.StartLagUS, run.Histograms.StartLag)
+	}
+	h, err := decode(run.Histograms.StartLag)
+	if err != nil || h.TotalCount() != 4 {
+		t.Fatalf("decoded start lag: %v, %v", h, err)
+	}
+}
+
+// The processes' start-lag histograms merge like their service times: the merged run has
+// every on-time attempt's lag.
+func TestMergeOpenLoopStartLag(t *testing.T) {
+	var parts []Run
+	for i, lag := range []time.Duration{10 * time.Microsecond, 2 * time.Millisecond} {
+		rec := NewOpenLoopRecorder()
+		for range 100 * (i + 1) {
+			rec.ScheduleLag(lag)
+			rec.StartedLate(lag)
+			rec.Record(time.Millisecond, time.Microsecond, time.Millisecond)
+		}
+		r := Run{Pacing: PacingOpen, Arrival: "uniform", TargetRate: 100}
+		if err := r.Fill(Merge(rec), time.Second); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, r)
+	}
+	var m Run
+	if err := mergeOpenLoop(&m, parts); err != nil {
+		t.Fatal(err)
+	}
+	h, err := decode(m.Histograms.StartLag)
+	if err != nil || h.TotalCount() != 300 || m.StartLagUS == nil || m.StartLagUS.Max < 1990 || m.StartLagUS.P50 > 2010 || m.StartLagUS.P50 < 1990 {
+		t.Fatalf("merged start lag %+v (%v, err %v); want 300 lags, the median 2ms", m.StartLagUS, h, err)
+	}
+}

@@ -33,6 +33,9 @@ type Recorder struct {
 	// service and lag serve an open loop (see NewOpenLoopRecorder): nil and 0 otherwise.
 	service *hdrhistogram.Histogram
 	lag     time.Duration
+	// startLag is an open loop's start lag of the attempts that a free worker took on time
+	// (see ScheduleLag): how late the generator itself woke; nil otherwise.
+	startLag *hdrhistogram.Histogram
 	// interval is what was recorded since a Timeline last sampled this recorder; nil when no
 	// Timeline samples it. Set before the recorder is used, never changed after.
 	interval *interval

@@ -32,6 +32,8 @@ type Histograms struct {
 	Cycle   string `json:"cycle"`
 	// Service is an open loop's acquire latency from the actual start; empty otherwise.
 	Service string `json:"service,omitempty"`
+	// StartLag is an open loop's start lag of the attempts taken on time; empty otherwise.
+	StartLag string `json:"start_lag,omitempty"`
 }
 
 // Run is one benchmark run in a result file: what was run, and what was
@@ -87,6 +89,11 @@ type Run struct {
 	Dropped          int64        `json:"dropped,omitempty"`
 	Saturated        bool         `json:"saturated,omitempty"`
 	ServiceLatencyUS *Percentiles `json:"service_latency_us,omitempty"`
+	// StartLagUS is an open loop's start lag: how long after its intended start an attempt
+	// that a free worker took on time actually started, i.e. how late the generator woke up
+	// (see Recorder.ScheduleLag). Attempts late because every worker was busy are counted in
+	// Late instead. Nil in a closed loop and in files from before it.
+	StartLagUS *Percentiles `json:"start_lag_us,omitempty"`
 	// Violations counts the safety violations of every kind the workload's checker observed:
 	// two holders of one lock at once, and fencing tokens out of grant order. Unlike the
 	// measured figures it includes the warm-up, because a breach is a breach whenever it
@@ -204,6 +211,14 @@ func (r *Run) Fill(s *Stats, elapsed time.Duration) error {
 		r.ServiceLatencyUS = &p
 		if r.Histograms.Service, err = encode(s.Service); err != nil {
 			return fmt.Errorf("encode service-time histogram: %w", err)
+		}
+	}
+	r.StartLagUS, r.Histograms.StartLag = nil, ""
+	if s.StartLag != nil {
+		p := percentiles(s.StartLag)
+		r.StartLagUS = &p
+		if r.Histograms.StartLag, err = encode(s.StartLag); err != nil {
+			return fmt.Errorf("encode start-lag histogram: %w", err)
 		}
 	}
 	return nil

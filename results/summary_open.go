@@ -22,9 +22,9 @@ func writeOpenLoop(buf *bytes.Buffer, runs []Run) {
 			continue
 		}
 		if tw == nil {
-			buf.WriteString("\nopen loop (acq latencies from each attempt's intended start, service from its actual start):\n")
+			buf.WriteString("\nopen loop (acq latencies from each attempt's intended start, service from its actual start, start lag: how late on-time attempts started):\n")
 			tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "driver\tarrival\ttarget/s\tachieved/s\tlate\tdropped\tacq p50\tacq p99\tservice p50\tservice p99")
+			fmt.Fprintln(tw, "driver\tarrival\ttarget/s\tachieved/s\tlate\tdropped\tacq p50\tacq p99\tservice p50\tservice p99\tstart lag p50\tstart lag p99")
 		}
 		name := r.Driver
 		if repeated {
@@ -34,8 +34,14 @@ func writeOpenLoop(buf *bytes.Buffer, runs []Run) {
 		if r.ServiceLatencyUS != nil {
 			service = *r.ServiceLatencyUS
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s", name, r.Arrival, rate(r.TargetRate), rate(r.AchievedRate),
-			r.Late, r.Dropped, latency(r.AcquireLatencyUS.P50), latency(r.AcquireLatencyUS.P99), latency(service.P50), latency(service.P99))
+		// The start lag is the generator's own delay (attempts taken on time); "-" in files
+		// from before it.
+		lag50, lag99 := "-", "-"
+		if l := r.StartLagUS; l != nil {
+			lag50, lag99 = latency(l.P50), latency(l.P99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", name, r.Arrival, rate(r.TargetRate), rate(r.AchievedRate),
+			r.Late, r.Dropped, latency(r.AcquireLatencyUS.P50), latency(r.AcquireLatencyUS.P99), latency(service.P50), latency(service.P99), lag50, lag99)
 		// A trailing cell, like INCOMPLETE in the main table: a saturated run's p99 is not the
 		// latency at the target rate, and must not read as one.
 		if r.Saturated {

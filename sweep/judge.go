@@ -18,23 +18,20 @@ func LatencyUS(run *results.Run, percentile float64) (float64, error) {
 	return float64(acquire.ValueAtQuantile(percentile)), nil
 }
 
-// judge gives a finished step its verdict, and says why the driver should take no further
-// step ("" to go on). best is the highest throughput of the driver's earlier steps; prev is
-// the verdict of its previous step ("" for the first).
+// judge gives a finished step its verdict on run (a step's rounds pooled, see pool) and lat,
+// its SLO percentile in microseconds, and says why the driver should take no further step
+// ("" to go on). best is the highest throughput of the driver's steps below this load; prev is
+// the verdict of its step just below ("" for none). The interval across rounds (ok, over or
+// uncertain) is the caller's.
 //
 // The order matters: a step that failed or was cut short says nothing about capacity; a step
 // that did not achieve its load is saturated whatever its latency (the latency of a backlog is
 // not the latency of the load); only an achieved load is held against the SLO.
-func (o *Options) judge(load float64, run *results.Run, best float64, prev string) (results.SweepStep, string) {
+func (o *Options) judge(load float64, run *results.Run, lat, best float64, prev string) (results.SweepStep, string) {
 	st := results.SweepStep{Load: load, ThroughputPerS: run.ThroughputPerS, Verdict: results.VerdictOK}
 	if run.AchievedRate > 0 {
 		// An open loop's rate over its schedule; the phase's own time adds the drain.
 		st.ThroughputPerS = run.AchievedRate
-	}
-	lat, err := LatencyUS(run, o.SLO.Percentile)
-	if err != nil {
-		st.Verdict, st.Reason = results.VerdictFailed, fmt.Sprintf("acquire histogram: %v", err)
-		return st, st.Reason
 	}
 	st.LatencyUS = lat
 	limitUS := float64(o.SLO.Limit) / float64(time.Microsecond)

@@ -2,19 +2,24 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lockbench/lockbench/results"
 )
 
-// WriteSummary writes s for people: the rules, one row per step (driver, step, load, achieved
-// acquisitions per second, the SLO percentile, verdict, and why for a step that was not ok or
-// over), then per driver the knee and why the driver stopped. It is safe for concurrent use
-// with distinct writers.
+// WriteSummary writes s for people: the plan and the rules, the noise floor and its warning,
+// one row per step in order of load (driver, step, load, achieved acquisitions per second,
+// the SLO percentile of the rounds pooled, its interval across rounds, the rounds, the verdict,
+// and why for a step that was not ok or over), then per driver the knee as a bracket, the
+// percentile at each end, and why the driver stopped. It is safe for concurrent use with
+// distinct writers.
 func WriteSummary(w io.Writer, s *results.Sweep) error {
 	var buf bytes.Buffer
 	pct := s.SLO.Name
@@ -27,15 +32,40 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	if s.Mode == results.SweepConcurrency {
 		saturated = "saturated twice in a row"
 	}
-	fmt.Fprintf(&buf, "SLO: acquire %s <= %s; a driver stops once a step failed, was %s, or was over %g × the SLO (%s)\n\n",
+	fmt.Fprintf(&buf, "SLO: acquire %s <= %s; a driver stops once a step failed, was %s, or was over %g × the SLO (%s)\n",
 		pct, fmtLatency(s.SLO.LimitUS), saturated, s.StopFactor, fmtLatency(s.StopFactor*s.SLO.LimitUS))
+	if s.Rounds > 1 || s.MaxRounds > 1 {
+		fmt.Fprintf(&buf, "each step: %d rounds (up to %d while uncertain), drivers interleaved; verdict on the pooled %s and its interval across rounds (%s, at least %.0f%% coverage): ok within the SLO, over above it, uncertain across it\n",
+			s.Rounds, s.MaxRounds, pct, "order statistics", 100*s.Confidence)
+	}
+	if s.Precision > 0 {
+		budget := ""
+		if s.BudgetS > 0 {
+			budget = fmt.Sprintf(", within a budget of %v", time.Duration(s.BudgetS*float64(time.Second)).Round(time.Second))
+		}
+		fmt.Fprintf(&buf, "refinement: the knee's bracket is bisected until within %g%%%s\n", 100*s.Precision, budget)
+	}
+	writeFloor(&buf, s)
+	buf.WriteString("\n")
 
+	rounds := s.MaxRounds > 1
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "driver\tstep\t%s\tacq/s\t%s\tverdict\n", loadHead, pct)
+	fmt.Fprintf(tw, "driver\tstep\t%s\tacq/s\t%s", loadHead, pct)
+	if rounds {
+		fmt.Fprintf(tw, "\t%s interval\trounds", pct)
+	}
+	fmt.Fprintln(tw, "\tverdict")
 	for _, d := range s.Drivers {
-		for _, st := range d.Steps {
-			fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\t%s\t%s", d.Driver, st.Step, len(s.Loads), fmtLoad(st.Load),
-				fmtRate(st.ThroughputPerS), fmtLatency(st.LatencyUS), st.Verdict)
+		for _, st := range byLoad(d.Steps) {
+			label := fmt.Sprintf("%d/%d", st.Step, len(s.Loads))
+			if st.Refined {
+				label = fmt.Sprintf("r%d", st.Step-len(s.Loads))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", d.Driver, label, fmtLoad(st.Load), fmtRate(st.ThroughputPerS), fmtLatency(st.LatencyUS))
+			if rounds {
+				fmt.Fprintf(tw, "\t%s\t%d", fmtInterval(st.Interval), max(len(st.Runs), 1))
+			}
+			fmt.Fprintf(tw, "\t%s", st.Verdict)
 			if st.Step == d.KneeStep {
 				fmt.Fprint(tw, " (knee)")
 			}
@@ -59,11 +89,22 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 		fmt.Fprintf(&buf, "\n%d %s stopped early, already past the SLO: %.1fs of measuring saved\n", stopped, plural(stopped, "step", "steps"), saved)
 	}
 
-	fmt.Fprintf(&buf, "\nknee: the highest load achieved with %s <= %s\n", pct, fmtLatency(s.SLO.LimitUS))
+	fmt.Fprintf(&buf, "\nknee: at or above the highest load achieved with %s <= %s, below the lowest load above it that was not\n", pct, fmtLatency(s.SLO.LimitUS))
 	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "driver\tknee\tacq/s\t%s\tnotes\n", pct)
+	fmt.Fprintf(tw, "driver\tknee\twidth\t%s at the ok end\t%s at the upper end\tnotes\n", pct, pct)
 	for _, d := range s.Drivers {
+		b := d.Knee
+		if b == nil { // a file from before brackets
+			bb := bracket(d.Steps)
+			b = &bb
+		}
 		var notes []string
+		if b.ProjectedServerCapacityPerS > 0 {
+			notes = append(notes, fmt.Sprintf("projected server-bound capacity %s acq/s", fmtRate(b.ProjectedServerCapacityPerS)))
+		}
+		if b.Refined != "" {
+			notes = append(notes, "refinement: "+b.Refined)
+		}
 		if d.StopReason != "" {
 			verb := "stopped early"
 			if !d.StoppedEarly {
@@ -71,15 +112,14 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 			}
 			notes = append(notes, verb+": "+d.StopReason)
 		}
-		if dip := dipBelowKnee(d); dip > 0 {
-			notes = append(notes, fmt.Sprintf("step %d, below the knee, was over: a noisy machine?", dip))
+		if dip := dipBelowKnee(d); dip != nil {
+			notes = append(notes, fmt.Sprintf("%s, below the knee, was over: a noisy machine?", stepName(s, *dip)))
 		}
-		if d.KneeStep == 0 {
-			fmt.Fprintf(tw, "%s\tnone\t-\t-", d.Driver)
-		} else {
-			st := stepOf(d, d.KneeStep)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s", d.Driver, fmtKnee(s.Mode, d.KneeLoad), fmtRate(st.ThroughputPerS), fmtLatency(st.LatencyUS))
+		width := "-"
+		if b.Width > 0 {
+			width = strconv.FormatFloat(100*b.Width, 'f', 1, 64) + "%"
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", d.Driver, describe(s.Mode, b), width, endCell(d, b.OKStep), endCell(d, b.OverStep))
 		if len(notes) > 0 { // a trailing cell: rows without notes carry no padding
 			fmt.Fprint(tw, "\t"+strings.Join(notes, "; "))
 		}
@@ -88,6 +128,62 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	tw.Flush()
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeFloor adds the noise floor and its warnings.
+func writeFloor(buf *bytes.Buffer, s *results.Sweep) {
+	if len(s.NoiseFloor) == 0 {
+		return
+	}
+	var parts []string
+	for _, f := range s.NoiseFloor {
+		if f.LatencyUS > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s %s", f.Driver, s.SLO.Name, fmtLatency(f.LatencyUS)))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(buf, "noise floor at %s/s: %s\n", fmtLoad(s.NoiseFloor[0].Load), strings.Join(parts, ", "))
+	}
+	for _, f := range s.NoiseFloor {
+		if f.Warning != "" {
+			fmt.Fprintf(buf, "warning: %s: %s\n", f.Driver, f.Warning)
+		}
+	}
+}
+
+// endCell is the SLO percentile at one end of a bracket: "1.95ms (1.90–2.00ms, 3 rounds)".
+func endCell(d results.SweepDriver, step int) string {
+	if step == 0 {
+		return "-"
+	}
+	st := stepOf(d, step)
+	c := fmtLatency(st.LatencyUS)
+	if st.Interval != nil {
+		c += fmt.Sprintf(" (%s, %d rounds)", fmtInterval(st.Interval), len(st.Runs))
+	}
+	return c
+}
+
+func fmtInterval(iv *results.SweepInterval) string {
+	if iv == nil {
+		return "-"
+	}
+	return fmtLatency(iv.LowUS) + "–" + fmtLatency(iv.HighUS)
+}
+
+// byLoad returns steps in order of load (refined steps between the grid steps they refine).
+func byLoad(steps []results.SweepStep) []results.SweepStep {
+	s := slices.Clone(steps)
+	slices.SortStableFunc(s, func(a, b results.SweepStep) int { return cmp.Compare(a.Load, b.Load) })
+	return s
+}
+
+// stepName is "step 3" for a grid step, "refined step r2" for a refined one.
+func stepName(s *results.Sweep, st results.SweepStep) string {
+	if st.Refined {
+		return fmt.Sprintf("refined step r%d", st.Step-len(s.Loads))
+	}
+	return fmt.Sprintf("step %d", st.Step)
 }
 
 // stepOf returns d's record of step n (d has one: n is its knee).
@@ -100,14 +196,14 @@ func stepOf(d results.SweepDriver, n int) results.SweepStep {
 	return results.SweepStep{}
 }
 
-// dipBelowKnee returns the first step below the knee that was over the SLO, or 0.
-func dipBelowKnee(d results.SweepDriver) int {
-	for _, st := range d.Steps {
-		if st.Step < d.KneeStep && st.Verdict == results.VerdictOver {
-			return st.Step
+// dipBelowKnee returns the lowest-load step below the knee that was over the SLO, or nil.
+func dipBelowKnee(d results.SweepDriver) *results.SweepStep {
+	for _, st := range byLoad(d.Steps) {
+		if st.Load < d.KneeLoad && st.Verdict == results.VerdictOver {
+			return &st
 		}
 	}
-	return 0
+	return nil
 }
 
 func joinLoads(s *results.Sweep) string {

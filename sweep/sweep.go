@@ -30,30 +30,59 @@ const (
 // the workload refuses, say): Run returns that error with what was measured before.
 var ErrAbort = errors.New("sweep aborted")
 
-// Step is one step of one driver, as Options.Step and Options.Progress see it. It is a plain
-// value.
+// Defaults of lockbench sweep for the repeated, refined sweep (Options' zero values keep one
+// run per step and no refinement).
+const (
+	// DefaultRounds: each step runs 3 times before it is decided, the fewest whose range is a
+	// confidence interval worth the name (75%, see DefaultConfidence).
+	DefaultRounds = 3
+	// DefaultMaxRounds: an uncertain step gets up to 6 rounds in all; at 6 the interval drops
+	// the highest and lowest round.
+	DefaultMaxRounds = 6
+	// DefaultPrecision: the knee's bracket is refined until its upper load is within 5% of
+	// its lower one.
+	DefaultPrecision = 0.05
+	// DefaultBudget bounds the refinement's time.
+	DefaultBudget = 10 * time.Minute
+	// DefaultFloorShare: the noise floor is measured at 5% of the first rate step.
+	DefaultFloorShare = 0.05
+)
+
+// Step is one run of one driver, as Options.Step and Options.Progress see it: a round of a
+// grid step, of a refined step, or the noise floor. It is a plain value.
 type Step struct {
 	Driver string
-	// Index is 1-based: Loads[Index-1] is Load.
+	// Index is the step's 1-based number: Loads[Index-1] is Load for a grid step; a refined
+	// step is numbered on after the grid; 0 for the noise floor.
 	Index int
 	Load  float64
-	// Seq counts the runs of the sweep, 1-based; Total is its upper bound (every step of every
-	// driver still stepping), which falls as drivers stop early.
+	// Refined marks a step the refinement added; Floor the noise floor's run.
+	Refined, Floor bool
+	// Round is the run's 1-based round of its step.
+	Round int
+	// Seq counts the runs of the sweep, 1-based; Total is an estimate of their number (every
+	// step left of every driver still stepping, at Options.Rounds each), which changes as
+	// drivers stop early, steps need more rounds, or the refinement adds steps.
 	Seq, Total int
 }
 
-// Event reports progress: a step starting (Done false) or finished (Done true, with Result
-// and StopReason). It is a plain value.
+// Event reports progress: a run starting (Done false) or finished (Done true). When a step is
+// decided, Decided is true, with Result and StopReason. It is a plain value.
 type Event struct {
 	Step Step
 	Done bool
-	// Result is the finished step's record.
+	// Run is a finished run's result (Done, not Decided); nil when it could not run.
+	Run *results.Run
+	// Decided is true on the end of a step's last round: Result is then the step's record.
+	Decided bool
+	// Result is the decided step's record.
 	Result results.SweepStep
-	// StopReason is why the driver takes no further step, or "".
+	// StopReason is why the driver takes no further grid step, or "".
 	StopReason string
-	// Elapsed is the time since the sweep began; Remaining an estimate of the time left if
-	// every driver still stepping runs every step left (the mean wall time of the steps so
-	// far, or Options.StepTime before the first ends, times the steps left).
+	// Elapsed is the time since the sweep began; Remaining the most time left if every driver
+	// still stepping runs every grid step left at Options.MaxRounds (the mean wall time of the
+	// runs so far, or Options.StepTime before the first ends, times the runs left), plus the
+	// refinement's most (see PlanTime) bounded by the budget, less what it used.
 	Elapsed, Remaining time.Duration
 }
 
@@ -64,31 +93,61 @@ type Options struct {
 	// Loads are the steps, ascending (see CheckLoads, GeometricLoads).
 	Loads []float64
 	// Drivers are stepped interleaved: each load runs on every driver still stepping before
-	// the next load, so that drift of a shared machine does not favour one driver.
+	// the next load, round by round, so that drift of a shared machine does not favour one
+	// driver.
 	Drivers []string
 	SLO     SLO
 	// SaturationMargin is in [0, 1); 0 means DefaultSaturationMargin.
 	SaturationMargin float64
 	// StopFactor is at least 1; 0 means DefaultStopFactor.
 	StopFactor float64
-	// Step runs one step: a full run (warm-up, measured phase, checker) of s.Driver at
-	// s.Load. An error wrapping drivers.ErrUnsupported skips the driver (no further steps);
-	// one wrapping ErrAbort ends the sweep; any other error fails the step, and the driver
-	// stops. It is called from Run's goroutine, one step at a time.
+	// Rounds is how many runs each step gets before it is decided (0: one, as a sweep without
+	// rounds); the verdict is on the rounds' histograms pooled, and with two or more rounds on
+	// the confidence interval of the SLO percentile across them (see Interval): within the
+	// SLO is ok, above it over, straddling it uncertain. MaxRounds (0: Rounds) is how many an
+	// uncertain step may get, one more at a time, before it stays uncertain. At most
+	// MaxRoundsLimit.
+	Rounds, MaxRounds int
+	// Confidence is the least coverage of the interval, in (0, 1); 0 means DefaultConfidence.
+	Confidence float64
+	// Precision, when above 0, refines each driver's knee after the grid: the load between
+	// its highest ok step and the lowest step above that was not ok is bisected (geometric
+	// mean for rates, the middle worker count for concurrency) until the upper load is within
+	// Precision of the lower one, or Budget (0: no bound) would be passed.
+	Precision float64
+	Budget    time.Duration
+	// FloorShare, when above 0 and in a rate sweep, measures every driver's noise floor
+	// before the first step: one run at FloorShare × the first rate, whose SLO percentile
+	// within 2 × of the limit draws a warning.
+	FloorShare float64
+	// Step runs one round of a step: a full run (warm-up, measured phase, checker) of
+	// s.Driver at s.Load. An error wrapping drivers.ErrUnsupported skips the driver (no
+	// further steps); one wrapping ErrAbort ends the sweep; any other error fails the step, and
+	// the driver stops. It is called from Run's goroutine, one run at a time.
 	Step func(ctx context.Context, s Step) (results.Run, error)
-	// Progress, if set, is told when each step starts and ends, from Run's goroutine.
+	// Progress, if set, is told when each run starts and ends, from Run's goroutine.
 	Progress func(Event)
-	// StepTime is a guess of one step's wall time (warm-up plus duration plus set-up), for
-	// the remaining time before the first step has ended.
+	// StepTime is a guess of one run's wall time (warm-up plus duration plus set-up), for
+	// the remaining time before the first run has ended, and for PlanTime.
 	StepTime time.Duration
-	// Duration is each step's planned measured phase, against which a step stopped early
+	// Duration is each run's planned measured phase, against which a step stopped early
 	// past the SLO (results.Run.Aborted) counts the time it saved. 0: not counted.
 	Duration time.Duration
+	// ProjectCapacity, if set, projects a driver's server-bound capacity (acquisitions/s)
+	// from the runs of its knee step, e.g. from Redis CPU per acquisition; 0 when the runs
+	// do not tell. The knee's bracket shows it beside the knee.
+	ProjectCapacity func(runs []*results.Run) float64
+
+	// clock, if set, stands in for time.Now in tests of the budget and the estimates.
+	clock func() time.Time
 }
+
+// MaxRoundsLimit bounds Options.MaxRounds, so a typo cannot book the machine for days.
+const MaxRoundsLimit = 20
 
 // Outcome is what a sweep measured. It is a plain value.
 type Outcome struct {
-	// Runs are the steps' runs in the order they ran; Sweep's steps index them.
+	// Runs are the runs in the order they ran; Sweep's steps index them.
 	Runs  []results.Run
 	Sweep results.Sweep
 	// Failed is true when a step failed (errors, safety violations, or it could not run).
@@ -102,11 +161,32 @@ func (o *Options) fill() error {
 	if o.StopFactor == 0 {
 		o.StopFactor = DefaultStopFactor
 	}
+	if o.Rounds == 0 {
+		o.Rounds = 1
+	}
+	if o.MaxRounds == 0 {
+		o.MaxRounds = o.Rounds
+	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
+	}
 	switch {
 	case !(o.SaturationMargin > 0 && o.SaturationMargin < 1):
 		return badInput("saturation margin %v: want above 0 and below 1", o.SaturationMargin)
 	case !(o.StopFactor >= 1) || math.IsInf(o.StopFactor, 0):
 		return badInput("stop factor %v: want at least 1", o.StopFactor)
+	case o.Rounds < 1 || o.Rounds > MaxRoundsLimit:
+		return badInput("rounds %d: want 1 to %d", o.Rounds, MaxRoundsLimit)
+	case o.MaxRounds < o.Rounds || o.MaxRounds > MaxRoundsLimit:
+		return badInput("max rounds %d: want from the rounds (%d) to %d", o.MaxRounds, o.Rounds, MaxRoundsLimit)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return badInput("confidence %v: want above 0 and below 1", o.Confidence)
+	case !(o.Precision >= 0 && o.Precision < 10):
+		return badInput("precision %v: want 0 (no refinement) or a fraction such as 0.05", o.Precision)
+	case o.Budget < 0:
+		return badInput("budget %v: want 0 (no bound) or more", o.Budget)
+	case !(o.FloorShare >= 0 && o.FloorShare < 1):
+		return badInput("noise floor share %v: want 0 (none) or a fraction below 1, such as 0.05", o.FloorShare)
 	case len(o.Drivers) == 0:
 		return badInput("no drivers")
 	case o.Step == nil:
@@ -120,127 +200,174 @@ func (o *Options) fill() error {
 // driverState is one driver's progress through the steps.
 type driverState struct {
 	rec     results.SweepDriver
-	stopped bool
-	best    float64 // highest throughput of a finished step
+	stopped bool // takes no further grid step
+	skipped bool // cannot run the workload at all
+	refined string
+	runs    map[int][]*results.Run // a step's rounds, by step number, for ProjectCapacity
 }
 
-// Run steps the load up as o says and returns what was measured. When ctx ends, the step
-// running is kept (marked incomplete by the step function) and no further step starts; the
-// drivers' records say "interrupted". The error is non-nil for bad options (wrapping
-// ErrBadInput; nothing ran) or a step that wrapped ErrAbort (the outcome holds the steps
-// before it).
+// Run steps the load up as o says and returns what was measured: the noise floor, the grid
+// steps, then the refined steps. When ctx ends, the run in progress is kept (marked
+// incomplete by the step function) and no further run starts; the drivers' records say
+// "interrupted". The error is non-nil for bad options (wrapping ErrBadInput; nothing ran) or a
+// step that wrapped ErrAbort (the outcome holds the steps before it).
 func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
+	plan := PlanTime(o)
 	out := &Outcome{Sweep: results.Sweep{
 		Mode:             o.Mode,
 		Loads:            append([]float64(nil), o.Loads...),
 		SLO:              results.SweepSLO{Name: o.SLO.Name, Percentile: o.SLO.Percentile, LimitUS: float64(o.SLO.Limit) / float64(time.Microsecond)},
 		SaturationMargin: o.SaturationMargin,
 		StopFactor:       o.StopFactor,
+		Rounds:           o.Rounds,
+		MaxRounds:        o.MaxRounds,
+		Precision:        o.Precision,
+		BudgetS:          o.Budget.Seconds(),
+		PlannedMaxS:      plan.Max.Seconds(),
 	}}
-	states := make([]*driverState, len(o.Drivers))
-	for i, d := range o.Drivers {
-		states[i] = &driverState{rec: results.SweepDriver{Driver: d, Steps: []results.SweepStep{}}}
+	if o.MaxRounds > 1 {
+		out.Sweep.Confidence, out.Sweep.IntervalMethod = o.Confidence, IntervalMethod
 	}
-	defer func() {
-		for _, s := range states {
-			s.rec.KneeStep, s.rec.KneeLoad = knee(s.rec.Steps)
-			out.Sweep.Drivers = append(out.Sweep.Drivers, s.rec)
-		}
-	}()
+	sw := &sweeper{o: &o, out: out, now: o.clock, plan: plan}
+	if sw.now == nil {
+		sw.now = time.Now
+	}
+	sw.start = sw.now()
+	for _, d := range o.Drivers {
+		sw.states = append(sw.states, &driverState{rec: results.SweepDriver{Driver: d, Steps: []results.SweepStep{}}, runs: map[int][]*results.Run{}})
+	}
+	defer sw.finish()
 
-	start := time.Now()
-	var stepWall time.Duration // summed over finished steps
-	finished, seq := 0, 0
-	left := func() int { // steps not yet run by drivers still stepping
-		n := 0
-		for _, s := range states {
-			if !s.stopped {
-				n += len(o.Loads) - len(s.rec.Steps)
-			}
-		}
-		return n
-	}
-	remaining := func() time.Duration {
-		per := o.StepTime
-		if finished > 0 {
-			per = stepWall / time.Duration(finished)
-		}
-		return per * time.Duration(left())
+	if err := sw.noiseFloor(ctx); err != nil {
+		return out, err
 	}
 	for i, load := range o.Loads {
-		for _, s := range states {
-			if s.stopped {
-				continue
+		var jobs []*job
+		for _, s := range sw.states {
+			if !s.stopped {
+				jobs = append(jobs, &job{s: s, load: load, index: i + 1})
 			}
-			if ctx.Err() != nil {
-				stopAll(states, "interrupted before step "+fmt.Sprint(i+1))
-				return out, nil
-			}
-			seq++
-			step := Step{Driver: s.rec.Driver, Index: i + 1, Load: load, Seq: seq, Total: seq - 1 + left()}
-			if o.Progress != nil {
-				o.Progress(Event{Step: step, Elapsed: time.Since(start), Remaining: remaining()})
-			}
-			began := time.Now()
-			run, err := o.Step(ctx, step)
-			stepWall += time.Since(began)
-			finished++
-
-			var rec results.SweepStep
-			var stop string
-			switch {
-			case errors.Is(err, ErrAbort):
-				return out, err
-			case errors.Is(err, drivers.ErrUnsupported):
-				s.stopped, s.rec.StoppedEarly, s.rec.StopReason = true, true, "skipped: "+skipText(err)
-				continue
-			case err != nil && ctx.Err() != nil:
-				// Cut short by the interrupt, not broken.
-				rec = results.SweepStep{Load: load, Run: -1, Verdict: results.VerdictIncomplete, Reason: "interrupted: " + err.Error()}
-				stop = rec.Reason
-			case err != nil:
-				out.Failed = true
-				rec = results.SweepStep{Load: load, Run: -1, Verdict: results.VerdictFailed, Reason: err.Error()}
-				stop = rec.Reason
-			default:
-				prev := ""
-				if n := len(s.rec.Steps); n > 0 {
-					prev = s.rec.Steps[n-1].Verdict
-				}
-				rec, stop = o.judge(load, &run, s.best, prev)
-				rec.Run = len(out.Runs)
-				out.Runs = append(out.Runs, run)
-				out.Failed = out.Failed || rec.Verdict == results.VerdictFailed
-				if rec.Verdict != results.VerdictIncomplete {
-					s.best = max(s.best, run.ThroughputPerS)
-				}
-			}
-			rec.Step = i + 1
-			s.rec.Steps = append(s.rec.Steps, rec)
-			if stop != "" {
-				s.stopped = true
-				if i+1 < len(o.Loads) {
-					s.rec.StoppedEarly = true
-				}
-				s.rec.StopReason = fmt.Sprintf("step %d: %s", i+1, stop)
-			}
-			if o.Progress != nil {
-				o.Progress(Event{Step: step, Done: true, Result: rec, StopReason: stop, Elapsed: time.Since(start), Remaining: remaining()})
-			}
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			stopAll(sw.states, "interrupted before step "+fmt.Sprint(i+1))
+			return out, nil
+		}
+		sw.gridIndex = i + 1
+		if err := sw.runStep(ctx, jobs); err != nil {
+			return out, err
 		}
 	}
 	if ctx.Err() != nil {
 		// The last step ran into the interrupt; its record says so already.
-		for _, s := range states {
+		for _, s := range sw.states {
 			if !s.stopped {
 				s.stopped, s.rec.StopReason = true, "interrupted"
 			}
 		}
+		return out, nil
 	}
-	return out, nil
+	return out, sw.refine(ctx)
+}
+
+// sweeper is one Run's state.
+type sweeper struct {
+	o      *Options
+	out    *Outcome
+	states []*driverState
+	plan   Plan
+
+	now         func() time.Time
+	start       time.Time
+	runWall     time.Duration // summed over finished runs
+	finished    int
+	seq         int
+	gridIndex   int           // the grid step running, 1-based
+	refining    bool          // the grid is done
+	refineStart time.Duration // runWall when the refinement began
+}
+
+// perRun is the mean wall time of a run so far, or the guess before the first.
+func (sw *sweeper) perRun() time.Duration {
+	if sw.finished > 0 {
+		return sw.runWall / time.Duration(sw.finished)
+	}
+	return sw.o.StepTime
+}
+
+// gridLeft counts the grid runs, at Rounds each, of the steps after the current one by
+// drivers still stepping.
+func (sw *sweeper) gridLeft() int {
+	if sw.refining {
+		return 0
+	}
+	n := 0
+	for _, s := range sw.states {
+		if !s.stopped {
+			n += (len(sw.o.Loads) - sw.gridIndex) * sw.o.Rounds
+		}
+	}
+	return n
+}
+
+// remaining is the most time left: the grid's runs left at MaxRounds (pending, the current
+// step's at Rounds, scaled to MaxRounds), and the refinement's most, bounded by the budget,
+// less what it has used.
+func (sw *sweeper) remaining(pending int) time.Duration {
+	o := sw.o
+	runs := sw.gridLeft() + pending
+	runs = (runs*o.MaxRounds + o.Rounds - 1) / o.Rounds
+	refine := sw.plan.Refine
+	if o.Budget > 0 {
+		refine = min(refine, o.Budget+sw.perRun())
+	}
+	if sw.refining {
+		refine = max(refine-(sw.runWall-sw.refineStart), 0)
+	}
+	return sw.perRun()*time.Duration(runs) + refine
+}
+
+// call runs one run of step, timing it and telling Progress of its start and end; pending is
+// the runs left of the current step, this one included.
+func (sw *sweeper) call(ctx context.Context, step Step, pending int) (results.Run, error) {
+	if sw.o.Progress != nil {
+		sw.o.Progress(Event{Step: step, Elapsed: sw.since(sw.start), Remaining: sw.remaining(pending)})
+	}
+	began := sw.now()
+	run, err := sw.o.Step(ctx, step)
+	sw.runWall += sw.since(began)
+	sw.finished++
+	if sw.o.Progress != nil {
+		e := Event{Step: step, Done: true, Elapsed: sw.since(sw.start), Remaining: sw.remaining(max(pending-1, 0))}
+		if err == nil {
+			e.Run = &run
+		}
+		sw.o.Progress(e)
+	}
+	return run, err
+}
+
+func (sw *sweeper) since(t time.Time) time.Duration { return sw.now().Sub(t) }
+
+// finish sets each driver's knee and bracket and adds the records to the outcome.
+func (sw *sweeper) finish() {
+	for _, s := range sw.states {
+		s.rec.KneeStep, s.rec.KneeLoad = knee(s.rec.Steps)
+		if len(s.rec.Steps) > 0 {
+			b := bracket(s.rec.Steps)
+			b.Refined = s.refined
+			if sw.o.ProjectCapacity != nil && b.OKStep > 0 {
+				b.ProjectedServerCapacityPerS = sw.o.ProjectCapacity(s.runs[b.OKStep])
+			}
+			s.rec.Knee = &b
+		}
+		sw.out.Sweep.Drivers = append(sw.out.Sweep.Drivers, s.rec)
+	}
 }
 
 // stopAll stops every driver still stepping, for reason.
@@ -252,17 +379,19 @@ func stopAll(states []*driverState, reason string) {
 	}
 }
 
-// knee is the highest step with VerdictOK (its 1-based index and load), or 0, 0.
+// knee is the step with the highest load whose verdict is VerdictOK (its number and load), or
+// 0, 0.
 //
 // The highest, not the last before the first failure: on a shared machine one noisy step may
 // go over and the next come back under; WriteSummary notes such a dip below the knee.
 func knee(steps []results.SweepStep) (int, float64) {
-	for i := len(steps) - 1; i >= 0; i-- {
-		if steps[i].Verdict == results.VerdictOK {
-			return steps[i].Step, steps[i].Load
+	n, l := 0, 0.0
+	for _, st := range steps {
+		if st.Verdict == results.VerdictOK && st.Load > l {
+			n, l = st.Step, st.Load
 		}
 	}
-	return 0, 0
+	return n, l
 }
 
 // skipText is a skip error's reason without the sentinel's text in front.

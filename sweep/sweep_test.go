@@ -342,17 +342,27 @@ func TestProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 2*len(calls) || len(calls) != 4 {
-		t.Fatalf("%d events for %d steps", len(events), len(calls))
+	// Per run a start and an end; per step, once its rounds are in, its decision.
+	var starts, decided []Event
+	for _, e := range events {
+		switch {
+		case !e.Done:
+			starts = append(starts, e)
+		case e.Decided:
+			decided = append(decided, e)
+		}
 	}
-	first := events[0]
-	if first.Done || first.Step.Seq != 1 || first.Step.Total != 6 || first.Remaining != 6*time.Hour {
+	if len(calls) != 4 || len(starts) != 4 || len(decided) != 4 || len(events) != 12 {
+		t.Fatalf("%d events (%d starts, %d decisions) for %d runs", len(events), len(starts), len(decided), len(calls))
+	}
+	first := starts[0]
+	if first.Step.Seq != 1 || first.Step.Total != 6 || first.Remaining != 6*time.Hour {
 		t.Errorf("first event %+v; want step 1 of 6, 6 h left by the guess", first)
 	}
-	if e := events[3]; !e.Done || e.Step.Driver != "b" || !strings.Contains(e.StopReason, "more than 4 ×") {
-		t.Errorf("b's first step's end %+v; want the stop", e)
+	if e := decided[1]; e.Step.Driver != "b" || e.Result.Verdict != results.VerdictOver || !strings.Contains(e.StopReason, "more than 4 ×") {
+		t.Errorf("b's first step's decision %+v; want the stop", e)
 	}
-	if e := events[4]; e.Step.Seq != 3 || e.Step.Total != 4 || e.Remaining >= time.Hour {
+	if e := starts[2]; e.Step.Seq != 3 || e.Step.Total != 4 || e.Remaining >= time.Hour {
 		t.Errorf("after b stopped: %+v; want step 3 of 4, the measured (short) step time", e)
 	}
 }
@@ -380,21 +390,35 @@ func TestOptionsChecked(t *testing.T) {
 
 // The summary for people, against a golden file (go test -update rewrites it).
 func TestWriteSummaryGolden(t *testing.T) {
+	iv := func(lo, hi float64) *results.SweepInterval {
+		return &results.SweepInterval{LowUS: lo, HighUS: hi, Coverage: 0.75}
+	}
 	s := &results.Sweep{
 		Mode: results.SweepRate, Loads: []float64{2000, 3860, 7460, 14400},
 		SLO:              results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000},
 		SaturationMargin: 0.05, StopFactor: 4,
+		Rounds: 3, MaxRounds: 6, Confidence: 0.75, IntervalMethod: IntervalMethod, Precision: 0.05, BudgetS: 600,
+		NoiseFloor: []results.SweepFloor{
+			{Driver: "lockcore", Load: 100, Run: 0, LatencyUS: 420},
+			{Driver: "naive", Load: 100, Run: 1, LatencyUS: 1150, Warning: "the noise floor (p99 1.15ms at 100/s) is at least 1/2 of the SLO's 2.00ms: the machine itself adds that much before Redis does any work, and the knee will not be stable; loosen the SLO or quiet the machine"},
+		},
 		Drivers: []results.SweepDriver{
-			{Driver: "lockcore", KneeStep: 3, KneeLoad: 7460, StoppedEarly: true, StopReason: "step 4: achieved 9000 acq/s, 38% below the target 14400/s",
+			{Driver: "lockcore", KneeStep: 6, KneeLoad: 10200, StoppedEarly: true, StopReason: "step 4: achieved 9000 acq/s, 38% below the target 14400/s",
+				Knee: &results.KneeBracket{OKStep: 6, OKLoad: 10200, OverStep: 5, OverLoad: 10400, OverVerdict: results.VerdictUncertain, Width: 10400.0/10200 - 1,
+					Refined: RefinedPrecise, ProjectedServerCapacityPerS: 61234},
 				Steps: []results.SweepStep{
-					{Step: 1, Load: 2000, Run: 0, ThroughputPerS: 1999.2, LatencyUS: 310, Verdict: results.VerdictOK},
-					{Step: 2, Load: 3860, Run: 2, ThroughputPerS: 3858, LatencyUS: 450, Verdict: results.VerdictOK},
-					{Step: 3, Load: 7460, Run: 4, ThroughputPerS: 7455, LatencyUS: 1210, Verdict: results.VerdictOK},
-					{Step: 4, Load: 14400, Run: 6, ThroughputPerS: 9000, LatencyUS: 95000, Verdict: results.VerdictSaturated, Reason: "achieved 9000 acq/s, 38% below the target 14400/s"},
+					{Step: 1, Load: 2000, Run: 2, Runs: []int{2, 4, 6}, Interval: iv(290, 330), ThroughputPerS: 1999.2, LatencyUS: 310, Verdict: results.VerdictOK},
+					{Step: 2, Load: 3860, Run: 8, Runs: []int{8, 10, 12}, Interval: iv(420, 480), ThroughputPerS: 3858, LatencyUS: 450, Verdict: results.VerdictOK},
+					{Step: 3, Load: 7460, Run: 14, Runs: []int{14, 16, 18}, Interval: iv(1150, 1290), ThroughputPerS: 7455, LatencyUS: 1210, Verdict: results.VerdictOK},
+					{Step: 4, Load: 14400, Run: 20, Runs: []int{20}, ThroughputPerS: 9000, LatencyUS: 95000, Verdict: results.VerdictSaturated, Reason: "achieved 9000 acq/s, 38% below the target 14400/s"},
+					{Step: 5, Load: 10400, Refined: true, Run: 21, Runs: []int{21, 22, 23, 24, 25, 26}, Interval: iv(1800, 2300), ThroughputPerS: 10400, LatencyUS: 2050, Verdict: results.VerdictUncertain, Reason: "p99 1.80ms–2.30ms across 6 rounds straddles the SLO's 2.00ms"},
+					{Step: 6, Load: 10200, Refined: true, Run: 27, Runs: []int{27, 28, 29}, Interval: iv(1700, 1950), ThroughputPerS: 10200, LatencyUS: 1850, Verdict: results.VerdictOK},
+					{Step: 7, Load: 10600, Refined: true, Run: 30, Runs: []int{30, 31, 32}, Interval: iv(2100, 2600), ThroughputPerS: 10600, LatencyUS: 2300, Verdict: results.VerdictOver},
 				}},
 			{Driver: "naive", StoppedEarly: true, StopReason: "step 1: p99 9.10ms is more than 4 × the SLO's 2.00ms",
+				Knee: &results.KneeBracket{OverStep: 1, OverLoad: 2000, OverVerdict: results.VerdictOver, Refined: RefinedNothing},
 				Steps: []results.SweepStep{
-					{Step: 1, Load: 2000, Run: 1, ThroughputPerS: 1990, LatencyUS: 9100, Verdict: results.VerdictOver},
+					{Step: 1, Load: 2000, Run: 3, Runs: []int{3, 5, 7}, Interval: iv(8800, 9500), ThroughputPerS: 1990, LatencyUS: 9100, Verdict: results.VerdictOver},
 				}},
 		},
 	}
@@ -426,7 +450,11 @@ func TestStoppedEarlyStep(t *testing.T) {
 	o := &Options{Mode: results.SweepConcurrency, SLO: SLO{Name: "p99", Percentile: 99, Limit: 2 * time.Millisecond}, StopFactor: 4, Duration: 3 * time.Second}
 	run := fakeRun(t, "lockcore", 1000, 5*time.Millisecond) // p99 5ms: over, below 4 × 2ms
 	run.Complete, run.Aborted, run.DurationS = false, "p99 5.00ms over the SLO's 2.00ms after 1.0s", 1
-	st, stop := o.judge(8, &run, 0, "")
+	lat, err := LatencyUS(&run, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, stop := o.judge(8, &run, lat, 0, "")
 	if st.Verdict != results.VerdictOver || stop != "" || st.SavedS != 2 || !strings.Contains(st.Reason, "stopped early") {
 		t.Fatalf("aborted step: %+v, stop %q; want over, 2s saved, going on", st, stop)
 	}

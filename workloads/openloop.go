@@ -112,10 +112,13 @@ func (l *OpenLoop) Run(ctx context.Context, p *Phase, d time.Duration) {
 		close(endedSet)
 	})
 	counts := make([]openCounts, len(l.Cyclers))
+	// The workers' last microseconds before a slot are spent polling the clock, within one
+	// budget for the phase so that the spin never takes more than a sliver of a CPU from Redis.
+	spin := pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.DefaultSpinWindow)
 	var wg sync.WaitGroup
 	for i, cy := range l.Cyclers {
 		wg.Go(func() {
-			l.work(pctx, cctx, sched, start, d, cy, p.Recorders[i], &p.done[i], &counts[i], &p.started[i], &p.late[i])
+			l.work(pctx, cctx, sched, spin, start, d, cy, p.Recorders[i], &p.done[i], &counts[i], &p.started[i], &p.late[i])
 		})
 	}
 	wg.Wait()
@@ -151,11 +154,13 @@ type openCounts struct {
 
 // work is one worker of Run: take the next slot, wait for its time, run the cycle in cctx, until
 // the schedule passes d or ctx ends.
-func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start time.Time, d time.Duration, cy Cycler, rec *results.Recorder, done *paddedCounter, c *openCounts, started, lateN *paddedCounter) {
+func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, spin *pacing.SpinBudget, start time.Time, d time.Duration, cy Cycler, rec *results.Recorder, done *paddedCounter, c *openCounts, started, lateN *paddedCounter) {
 	c.unstarted = -1
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
+	// A precise wait (pacing.Waiter): a Go timer alone wakes an idle generator up to a
+	// millisecond late, and that delay, counted from the intended start, would read as the
+	// lock's latency.
+	w := pacing.NewWaiter(spin)
+	defer w.Close()
 	for {
 		at := sched.Next()
 		if at >= d {
@@ -164,12 +169,10 @@ func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start
 		intended := start.Add(at)
 		now := time.Now()
 		late := now.Sub(intended) > LateGrace
-		if wait := intended.Sub(now); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-				now = time.Now() // the actual start: after the wake-up, however late it came
-			case <-cctx.Done():
+		if intended.After(now) {
+			var ok bool
+			// The actual start: after the wake-up, however late it came.
+			if now, ok = w.Wait(cctx, intended); !ok {
 				// Interrupted while waiting for its time: not dropped, the cap did not
 				// keep it from starting.
 				return
@@ -194,6 +197,11 @@ func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, start
 		}
 		if rec != nil {
 			rec.StartedLate(now.Sub(intended))
+			if !late {
+				// The generator's own delay; a late slot's wait for a free worker is
+				// counted in Late, not here.
+				rec.ScheduleLag(now.Sub(intended))
+			}
 		}
 		if cy.Cycle(cctx, rec) != nil {
 			return

@@ -75,6 +75,10 @@ func TestOpenLoopKeepsTheSchedule(t *testing.T) {
 		if o.Started != 500 || o.Late != 0 || o.Dropped != 0 || o.Window != time.Second {
 			return fmt.Sprintf("open stats %+v; want 500 started, none late or dropped, a 1s window", o)
 		}
+		// Every attempt was taken on time, so every one has a start lag, apart from lateness.
+		if lag := results.Merge(p.Recorders...).StartLag; lag == nil || lag.TotalCount() != o.Started-o.Late {
+			t.Fatalf("start lag %v; want one value per on-time attempt (%d)", lag, o.Started-o.Late)
+		}
 		return ""
 	})
 }

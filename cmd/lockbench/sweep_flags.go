@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/pacing"
 	"github.com/lockbench/lockbench/results"
@@ -25,6 +26,11 @@ type sweepFlags struct {
 	steps            int
 	slo              string
 	margin, factor   float64
+	rounds, maxRnds  int
+	precision        float64
+	budget           time.Duration
+	floor            float64
+	dryRun           bool
 
 	arrival string // run's --arrival, held back from run's checks (see add)
 
@@ -49,6 +55,12 @@ func (s *sweepFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&s.slo, "slo", "p99=5ms", "latency objective on acquire latency, PERCENTILE=DURATION: p50, p90, p99, p999 (99.9), p9999, p99.5 …")
 	fs.Float64Var(&s.margin, "saturation-margin", sweep.DefaultSaturationMargin, "a step is saturated when its throughput is more than this fraction below the target rate (open loop) or the best earlier step's (closed loop)")
 	fs.Float64Var(&s.factor, "stop-factor", sweep.DefaultStopFactor, "stop stepping a driver once its SLO percentile is above this many times the SLO")
+	fs.IntVar(&s.rounds, "rounds", sweep.DefaultRounds, "runs of every step, drivers interleaved; the verdict is on the rounds pooled and the interval of the SLO percentile across them (1: one run decides, no interval)")
+	fs.IntVar(&s.maxRnds, "max-rounds", sweep.DefaultMaxRounds, "the most rounds of a step whose interval straddles the SLO (uncertain), one more at a time")
+	fs.Float64Var(&s.precision, "precision", sweep.DefaultPrecision, "refine each driver's knee by bisection until the bracket's upper load is within this fraction of its lower one (0: no refinement)")
+	fs.DurationVar(&s.budget, "budget", sweep.DefaultBudget, "the most time the refinement may take (0: no bound but the precision)")
+	fs.Float64Var(&s.floor, "noise-floor", sweep.DefaultFloorShare, "rate sweeps: before the first step, measure each driver's SLO percentile at this fraction of the first rate, and warn when it is within 2 × of the SLO (0: skip)")
+	fs.BoolVar(&s.dryRun, "dry-run", false, "print the plan (steps, rounds, refinement, the most time it may take) and exit without measuring")
 	// run's repetitions, baseline ratios and thresholds do not apply to a sweep.
 	for _, name := range []string{"repeat", "baseline", "threshold", "rate"} {
 		if fs.Lookup(name) != nil {
@@ -135,6 +147,33 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	}
 	if !(s.factor >= 1) || s.factor > 1e6 {
 		return fmt.Errorf("--stop-factor %v: want 1 or more", s.factor)
+	}
+	if s.rounds < 1 || s.rounds > sweep.MaxRoundsLimit {
+		return fmt.Errorf("--rounds %d: want 1 to %d", s.rounds, sweep.MaxRoundsLimit)
+	}
+	if !fs.Changed("max-rounds") {
+		s.maxRnds = max(s.maxRnds, s.rounds)
+		if s.rounds == 1 {
+			s.maxRnds = 1 // one run decides: no interval to be uncertain about
+		}
+	}
+	if s.maxRnds < s.rounds || s.maxRnds > sweep.MaxRoundsLimit {
+		return fmt.Errorf("--max-rounds %d: want from --rounds (%d) to %d", s.maxRnds, s.rounds, sweep.MaxRoundsLimit)
+	}
+	if !(s.precision >= 0 && s.precision <= 1) {
+		return fmt.Errorf("--precision %v: want 0 (no refinement) or a fraction up to 1, e.g. 0.05 for 5%%", s.precision)
+	}
+	if s.precision > 0 && s.precision < 0.001 {
+		return fmt.Errorf("--precision %v: below 0.1%% no two loads would be told apart by a run; want at least 0.001", s.precision)
+	}
+	if s.budget < 0 {
+		return fmt.Errorf("--budget %v: want 0 (no bound) or a positive duration, e.g. 10m", s.budget)
+	}
+	if !(s.floor >= 0 && s.floor < 1) {
+		return fmt.Errorf("--noise-floor %v: want 0 (skip) or a fraction below 1, e.g. 0.05", s.floor)
+	}
+	if s.mode == results.SweepConcurrency && fs.Changed("noise-floor") && s.floor > 0 {
+		return errors.New("--noise-floor is for rate sweeps: a closed loop has no schedule whose wake-ups add to the latency")
 	}
 	if !f.noResults {
 		if err := checkWritable(f.out); err != nil {

@@ -55,6 +55,13 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--duration", "0s"}, "--duration 0s"},
 		{[]string{"--out", notDir}, "--out " + notDir},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--rounds", "0"}, "--rounds 0: want 1 to 20"},
+		{[]string{"--rounds", "3", "--max-rounds", "2"}, "--max-rounds 2: want from --rounds (3)"},
+		{[]string{"--precision", "-0.1"}, "--precision -0.1"},
+		{[]string{"--precision", "0.0001"}, "want at least 0.001"},
+		{[]string{"--budget", "-1m"}, "--budget -1m0s"},
+		{[]string{"--rates", "100,200", "--noise-floor", "1"}, "--noise-floor 1"},
+		{[]string{"--concurrency-steps", "1,2", "--noise-floor", "0.1"}, "--noise-floor is for rate sweeps"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer
@@ -90,19 +97,27 @@ func sweepFile(t *testing.T, dir string) *results.File {
 	if _, err := compare.Load(dir); err != nil {
 		t.Fatalf("compare cannot load the sweep: %v", err)
 	}
-	// Every step that ran is a run of the file, and points at it.
-	steps := 0
+	// Every round of every step that ran, and every noise floor, is a run of the file, and
+	// points at it.
+	runs := len(f.Sweep.NoiseFloor)
 	for _, d := range f.Sweep.Drivers {
 		for _, st := range d.Steps {
-			steps++
-			r := f.Runs[st.Run]
-			if r.Driver != d.Driver || (f.Sweep.Mode == results.SweepConcurrency && float64(r.Concurrency) != st.Load) {
-				t.Errorf("%s step %d (load %v) points at run %d: %s with %d workers", d.Driver, st.Step, st.Load, st.Run, r.Driver, r.Concurrency)
+			rounds := st.Runs
+			if len(rounds) == 0 {
+				rounds = []int{st.Run}
+			}
+			runs += len(rounds)
+			for _, i := range rounds {
+				r := f.Runs[i]
+				if r.Driver != d.Driver || (f.Sweep.Mode == results.SweepConcurrency && float64(r.Concurrency) != st.Load) ||
+					(f.Sweep.Mode == results.SweepRate && r.TargetRate != st.Load) {
+					t.Errorf("%s step %d (load %v) points at run %d: %s with %d workers at %v/s", d.Driver, st.Step, st.Load, i, r.Driver, r.Concurrency, r.TargetRate)
+				}
 			}
 		}
 	}
-	if steps != len(f.Runs) {
-		t.Errorf("%d steps, %d runs", steps, len(f.Runs))
+	if runs != len(f.Runs) {
+		t.Errorf("%d runs in the sweep record, %d in the file", runs, len(f.Runs))
 	}
 	return f
 }
@@ -114,7 +129,8 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8,16",
-		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=4ms", "--out", dir)
+		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=4ms", "--out", dir,
+		"--rounds", "1", "--precision", "0") // one run a step: the rounds and refinement have a test of their own
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
@@ -143,7 +159,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 			t.Errorf("summary lacks %s:\n%s", d.Driver, out)
 		}
 	}
-	for _, want := range []string{"knee: the highest load achieved with p99 <= 4.00ms", "(knee)", "workers"} {
+	for _, want := range []string{"knee: at or above the highest load achieved with p99 <= 4.00ms", "(knee)", "workers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -161,7 +177,7 @@ func TestSweepStopsEarly(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8",
-		"--keys", "100", "--duration", "300ms", "--warmup", "0s", "--slo", "p50=1us", "--out", dir)
+		"--keys", "100", "--duration", "300ms", "--warmup", "0s", "--slo", "p50=1us", "--out", dir, "--rounds", "1")
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
@@ -185,7 +201,7 @@ func TestSweepCtrlC(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "naive", "--concurrency-steps", "1,2,4",
-		"--keys", "100", "--duration", "30s", "--warmup", "0s", "--out", dir)
+		"--keys", "100", "--duration", "30s", "--warmup", "0s", "--out", dir, "--rounds", "1")
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(errb.String(), "[1/3]") {
 		if time.Now().After(deadline) {
@@ -217,7 +233,8 @@ func TestSweepRates(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--rates", "200,400,800", "--arrival", "poisson",
-		"--keys", "100", "--duration", "500ms", "--warmup", "100ms", "--slo", "p90=1s", "--out", dir)
+		"--keys", "100", "--duration", "500ms", "--warmup", "100ms", "--slo", "p90=1s", "--out", dir,
+		"--rounds", "1", "--noise-floor", "0", "--precision", "0")
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
@@ -254,7 +271,8 @@ func TestSweepRateSaturates(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "naive", "--rates", "1000,2000", "--concurrency", "1", "--hold", "5ms",
-		"--keys", "100", "--duration", "500ms", "--warmup", "0s", "--slo", "p99=10s", "--out", dir)
+		"--keys", "100", "--duration", "500ms", "--warmup", "0s", "--slo", "p99=10s", "--out", dir,
+		"--rounds", "1", "--noise-floor", "0", "--precision", "0")
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
@@ -283,7 +301,8 @@ func TestSweepAttachedWithSkip(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--addr", srv.Addrs()[0], "--workload", "rw", "--driver", "naive,lockcore",
-		"--concurrency-steps", "1,4", "--keys", "20", "--hold", "100us", "--duration", "300ms", "--warmup", "0s", "--slo", "p99=1s", "--out", dir)
+		"--concurrency-steps", "1,4", "--keys", "20", "--hold", "100us", "--duration", "300ms", "--warmup", "0s", "--slo", "p99=1s", "--out", dir,
+		"--rounds", "1", "--precision", "0")
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
@@ -313,4 +332,74 @@ func TestSweepAttachedWithSkip(t *testing.T) {
 	if !slices.Equal(keys, []string{"user:keep"}) {
 		t.Errorf("keys after the sweep %v, want only user:keep", keys)
 	}
+}
+
+// --dry-run prints the plan and its most time, measures nothing and starts no server.
+func TestSweepDryRun(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := dispatch([]string{"sweep", "--dry-run", "--driver", "lockcore,naive", "--rate-from", "5000", "--rate-to", "160000", "--steps", "6",
+		"--slo", "p99=2ms", "--duration", "3s", "--warmup", "1s", "--out", t.TempDir()}, &stdout, &stderr)
+	if code != exitOK || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	// 5s a run: 2 floors, 36 to 72 grid runs, 4 bisections × 2 drivers × 6 rounds at most.
+	for _, want := range []string{"5000, 10000, 20000, 40000, 80000, 160000", "rounds: 3 per step, up to 6", "within 5%, at most 10m0s",
+		"at most 10m10s", "2 noise-floor runs", "36 to 72 grid runs", "up to 4 refined steps per driver"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// The repeatable sweep end to end, briefly: a noise floor, two rounds a step with an interval,
+// a refined bracket, every round a run of the file; the rule checked against the data.
+func TestSweepRoundsAndRefinement(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	// One key held 1ms: about 1000/s at most, so the steps from 200/s to 3200/s cross it and
+	// the knee is bracketed wherever this machine puts it.
+	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore", "--rates", "200,800,3200", "--keys", "1", "--hold", "1ms",
+		"--concurrency", "16", "--duration", "400ms", "--warmup", "0s", "--slo", "p99=50ms", "--rounds", "2", "--max-rounds", "3",
+		"--precision", "0.5", "--budget", "20s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	}
+	f := sweepFile(t, dir)
+	s := f.Sweep
+	if s.Rounds != 2 || s.MaxRounds != 3 || s.Precision != 0.5 || len(s.NoiseFloor) != 1 || s.NoiseFloor[0].Load != 10 || s.PlannedMaxS <= 0 {
+		t.Fatalf("sweep record %+v", s)
+	}
+	d := s.Drivers[0]
+	for _, st := range d.Steps {
+		if st.Verdict != results.VerdictFailed && (len(st.Runs) < 2 && st.Verdict != results.VerdictSaturated && st.Verdict != results.VerdictOver) {
+			t.Errorf("step %+v: want 2 or 3 rounds", st)
+		}
+		if st.Interval != nil && !(st.Interval.LowUS <= st.Interval.HighUS) {
+			t.Errorf("step %d: interval %+v", st.Step, st.Interval)
+		}
+		switch iv := st.Interval; {
+		case iv == nil:
+		case st.Verdict == results.VerdictOK && iv.HighUS > s.SLO.LimitUS,
+			st.Verdict == results.VerdictOver && iv.LowUS <= s.SLO.LimitUS,
+			st.Verdict == results.VerdictUncertain && !(iv.LowUS <= s.SLO.LimitUS && iv.HighUS > s.SLO.LimitUS):
+			t.Errorf("step %d: %s with interval %+v against %vµs", st.Step, st.Verdict, iv, s.SLO.LimitUS)
+		}
+	}
+	b := d.Knee
+	if b == nil || b.Refined == "" {
+		t.Fatalf("no bracket, or no word on its refinement: %+v", d)
+	}
+	if b.OKStep > 0 && b.OverStep > 0 && b.Refined == "within the precision" && b.Width > 0.5 {
+		t.Errorf("bracket %+v: refined to the precision, yet wider", b)
+	}
+	for _, want := range []string{"noise floor at 10/s", "p99 interval", "rounds", "knee: at or above"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errb.String(), "sweep plan: about") || !strings.Contains(errb.String(), "at most") {
+		t.Errorf("progress lacks the plan:\n%s", errb)
+	}
+	t.Logf("bracket %+v\n%s", b, out)
 }
