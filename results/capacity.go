@@ -123,3 +123,16 @@ func perMaster(g *Group) string {
 	}
 	return "-"
 }
+
+// MedianProjection is the median of the runs' projected server-bound capacity (Capacity's
+// ProjectedPerS) over those that have one; 0 when none does. lockbench sweep shows it beside a
+// driver's knee, from the runs of its highest step within the SLO.
+func MedianProjection(runs []*Run) float64 {
+	var p []float64
+	for _, r := range runs {
+		if r != nil && r.Capacity != nil {
+			p = append(p, r.Capacity.ProjectedPerS)
+		}
+	}
+	return Median(p)
+}

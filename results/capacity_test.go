@@ -70,3 +70,13 @@ func TestSummaryShowsCapacity(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianProjection(t *testing.T) {
+	a, b, c := &Run{Capacity: &Capacity{ProjectedPerS: 10}}, &Run{}, &Run{Capacity: &Capacity{ProjectedPerS: 30}}
+	if got := MedianProjection([]*Run{a, b, c, nil}); got != 20 {
+		t.Errorf("MedianProjection = %v, want 20 (the runs without one left out)", got)
+	}
+	if got := MedianProjection([]*Run{b}); got != 0 {
+		t.Errorf("MedianProjection of runs without one = %v, want 0", got)
+	}
+}

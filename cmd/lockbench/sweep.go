@@ -302,9 +302,8 @@ func sweepOptions(f *runFlags, s *sweepFlags) sweep.Options {
 		FloorShare:       s.floor,
 		StepTime:         max(f.cfg.Warmup, 0) + f.cfg.Duration + time.Second,
 		Duration:         f.cfg.Duration,
-		// ProjectCapacity stays nil until results carry Redis CPU per acquisition per master
-		// (the capacity-per-core work): then it projects from the knee step's runs, and the
-		// summary shows it beside the knee.
+		// Beside the knee: what the masters' CPU at the knee step says Redis could take.
+		ProjectCapacity: results.MedianProjection,
 	}
 }
 

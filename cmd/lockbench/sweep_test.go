@@ -393,6 +393,10 @@ func TestSweepRoundsAndRefinement(t *testing.T) {
 	if b.OKStep > 0 && b.OverStep > 0 && b.Refined == "within the precision" && b.Width > 0.5 {
 		t.Errorf("bracket %+v: refined to the precision, yet wider", b)
 	}
+	// The knee step's runs measured the server's CPU: the projection sits beside the knee.
+	if b.OKStep > 0 && (b.ProjectedServerCapacityPerS <= 0 || !strings.Contains(out, "projected server-bound capacity")) {
+		t.Errorf("bracket %+v: no projected server-bound capacity beside the knee:\n%s", b, out)
+	}
 	for _, want := range []string{"noise floor at 10/s", "p99 interval", "rounds", "knee: at or above"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
