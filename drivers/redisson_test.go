@@ -228,18 +228,21 @@ func TestRedissonExplicitLease(t *testing.T) {
 	}
 }
 
-// evalCalls returns how many EVAL commands the server has run.
+// evalCalls returns how many EVAL and EVALSHA commands the server has run.
 func evalCalls(t *testing.T, rdb *redis.Client) int64 {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var calls int64
 	for line := range strings.SplitSeq(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_eval:calls="); ok {
-			n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			return n
+		for _, cmd := range []string{"cmdstat_eval:calls=", "cmdstat_evalsha:calls="} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), cmd); ok {
+				n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+				calls += n
+			}
 		}
 	}
-	return 0
+	return calls
 }
