@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/redis/go-redis/v9"
 )
 
 var updateTraces = flag.Bool("update-traces", false, "rewrite testdata/redisson-traces from the driver (then review them against Redisson's source)")
@@ -420,4 +423,64 @@ func normaliseTrace(lines []monitorLine, actorOf func(monitorLine) string) strin
 		}
 	}
 	return b.String()
+}
+
+// commandCalls returns the calls of each command in INFO commandstats.
+func commandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int64{}
+	for line := range strings.SplitSeq(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		calls[strings.TrimPrefix(name, "cmdstat_")] = n
+	}
+	return calls
+}
+
+// TestRedissonSyncedWait checks on a native sentinel (a master with 2 replicas) that the 3.43
+// and 3.52 profiles send a WAIT with every lock and unlock script (syncedEval) and 3.23 none.
+func TestRedissonSyncedWait(t *testing.T) {
+	s := redistest.NewSentinel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	master, err := s.MasterAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := inspect(t, master)
+	cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(), Concurrency: 1}
+	const n = 20
+	for _, c := range []struct {
+		version string
+		waits   int64 // per lock or unlock script
+	}{{"3.23", 0}, {"3.43", 1}, {"3.52", 1}} {
+		d, err := drivers.Parse("redisson:version=" + c.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := openDriver(t, d, cfg)
+		w := l.NewWorker()
+		before := commandCalls(t, rdb)
+		for i := range n {
+			name := "sw:" + c.version + ":" + strconv.Itoa(i)
+			must(t, w.Lock(ctx, name))
+			must(t, w.Unlock(ctx, name))
+		}
+		after := commandCalls(t, rdb)
+		scripts := after["eval"] + after["evalsha"] - before["eval"] - before["evalsha"]
+		waits := after["wait"] - before["wait"]
+		if scripts < 2*n {
+			t.Fatalf("%s: %d scripts for %d locks and unlocks", c.version, scripts, 2*n)
+		}
+		if waits != c.waits*scripts {
+			t.Errorf("%s: %d WAITs for %d lock and unlock scripts, want %d each", c.version, waits, scripts, c.waits)
+		}
+	}
 }
