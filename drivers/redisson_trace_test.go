@@ -52,8 +52,12 @@ func traceCases() []traceCase {
 		}
 	}
 	multi := []string{"tr:k1", "tr:k2"}
-	lockMulti := func(ctx context.Context, w drivers.Worker) error { return w.(drivers.MultiWorker).LockMulti(ctx, multi) }
-	unlockMulti := func(ctx context.Context, w drivers.Worker) error { return w.(drivers.MultiWorker).UnlockMulti(ctx, multi) }
+	lockMulti := func(ctx context.Context, w drivers.Worker) error {
+		return w.(drivers.MultiWorker).LockMulti(ctx, multi)
+	}
+	unlockMulti := func(ctx context.Context, w drivers.Worker) error {
+		return w.(drivers.MultiWorker).UnlockMulti(ctx, multi)
+	}
 	lockK2 := func(ctx context.Context, w drivers.Worker) error { return w.Lock(ctx, "tr:k2") }
 	unlockK2 := func(ctx context.Context, w drivers.Worker) error { return w.Unlock(ctx, "tr:k2") }
 	return []traceCase{

@@ -46,3 +46,17 @@ var _ WaitCountingLocker = (*redissonLocker)(nil)
 
 // WaitStats implements WaitCountingLocker.
 func (l *redissonLocker) WaitStats() WaitStats { return l.subs.waitStats() }
+
+// WaitStats implements WaitCountingLocker from the Client's Stats. lockcore's local waiter
+// queue and hand-overs wait without pub/sub and are not counted here.
+func (b *lockcoreBase) WaitStats() WaitStats {
+	s := b.c.Stats()
+	return WaitStats{
+		Subscribes:       s.Subscribes,
+		Unsubscribes:     s.Unsubscribes,
+		PeakChannels:     s.PeakChannels,
+		Channels:         s.Channels,
+		WokenByMessage:   s.WakeUps,
+		EndedWithoutWake: s.TimedWaits,
+	}
+}
