@@ -17,9 +17,16 @@ import (
 // that died holds a Redisson queue up for 5 minutes. The option fair_wait sets it.)
 const RedissonFairThreadWaitTime = 300 * time.Second
 
+// redissonFairLockLua32 is the fair lock script of Redisson 3.32+: a waiter already queued is told
+// to retry after max(0, the lock's PTTL) rather than after the time left of the waiter ahead.
+var redissonFairLockLua32 = strings.Replace(redissonFairLockLua,
+	"  return tonumber(mine) - tonumber(ARGV[3]) - tonumber(ARGV[4])",
+	"  return math.max(0, redis.call('pttl', KEYS[1]))", 1)
+
 // The fair lock's scripts as sent.
 var (
 	rsFairLock          = newRedissonScript(redissonFairLockLua)
+	rsFairLock32        = newRedissonScript(redissonFairLockLua32)
 	rsFairUnlock        = newRedissonScript(redissonFairUnlockLua)
 	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(redissonFairUnlockLua))
 	rsFairLeave         = newRedissonScript(redissonFairLeaveLua)
@@ -185,7 +192,11 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 	waitArg := strconv.FormatInt(l.fairWait, 10)
 	_, err := w.acquire(ctx, redissonChannelName(name)+":"+w.field, -1, func() (time.Duration, bool, error) {
 		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-		ms, err := l.tr.eval(detach(ctx), true, rsFairLock, keys, l.leaseArg, w.field, waitArg, now).Int64()
+		sc := rsFairLock
+		if l.profile.fairRetryNonNegative {
+			sc = rsFairLock32
+		}
+		ms, err := l.tr.eval(detach(ctx), true, sc, keys, l.leaseArg, w.field, waitArg, now).Int64()
 		if errors.Is(err, redis.Nil) {
 			if l.wd != nil {
 				l.wd.add(name, renewLock, w.field)

@@ -38,8 +38,10 @@ type redissonProfile struct {
 	// noScriptRetry: lock and unlock scripts are never sent again after a network failure or
 	// timeout (3.43+); before, Redisson's retryAttempts (3) applied to them like to any command.
 	noScriptRetry bool
-	// fairRetryNonNegative: a queued fair-lock waiter sleeps max(0, ttl) before retrying
-	// (3.32+); before, a negative ttl meant waiting for a message only.
+	// fairRetryNonNegative: the fair lock script tells a waiter already queued to retry after
+	// max(0, the lock's PTTL), and a negative TTL means retrying at once (3.32+); before, the
+	// script answered the time left of the waiter ahead, and a negative one meant waiting for a
+	// message only.
 	fairRetryNonNegative bool
 }
 
