@@ -436,6 +436,11 @@ func commandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return parseCommandstats(info)
+}
+
+// parseCommandstats reads the calls of each command from an INFO commandstats reply.
+func parseCommandstats(info string) map[string]int64 {
 	calls := map[string]int64{}
 	for line := range strings.SplitSeq(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
@@ -448,18 +453,56 @@ func commandCalls(t *testing.T, rdb *redis.Client) map[string]int64 {
 	return calls
 }
 
-// TestRedissonSyncedWait checks on a native sentinel (a master with 2 replicas) that the 3.43
-// and 3.52 profiles send a WAIT with every lock and unlock script (syncedEval) and 3.23 none.
+// TestRedissonSyncedWait checks on a native sentinel (a master with 2 replicas) and a native
+// cluster (3 masters with a replica each) that the 3.43 and 3.52 profiles send a WAIT with every
+// lock and unlock script (syncedEval) and 3.23 none.
 func TestRedissonSyncedWait(t *testing.T) {
-	s := redistest.NewSentinel(t)
+	t.Run("sentinel", func(t *testing.T) {
+		s := redistest.NewSentinel(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		master, err := s.MasterAddr(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := inspect(t, master)
+		cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(), Concurrency: 1}
+		syncedWaits(t, cfg, func() map[string]int64 { return commandCalls(t, rdb) })
+	})
+	t.Run("cluster", func(t *testing.T) {
+		c := redistest.NewCluster(t)
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+		defer rdb.Close()
+		cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Concurrency: 1}
+		syncedWaits(t, cfg, func() map[string]int64 {
+			var mu sync.Mutex
+			sum := map[string]int64{}
+			err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+				info, err := m.Info(ctx, "commandstats").Result()
+				if err != nil {
+					return err
+				}
+				calls := parseCommandstats(info)
+				mu.Lock()
+				defer mu.Unlock()
+				for k, v := range calls {
+					sum[k] += v
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sum
+		})
+	})
+}
+
+// syncedWaits runs 20 locks and unlocks per profile on cfg and checks the WAITs that stats (the
+// masters' commandstats) count.
+func syncedWaits(t *testing.T, cfg drivers.Config, stats func() map[string]int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	master, err := s.MasterAddr(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := inspect(t, master)
-	cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(), Concurrency: 1}
 	const n = 20
 	for _, c := range []struct {
 		version string
@@ -471,13 +514,13 @@ func TestRedissonSyncedWait(t *testing.T) {
 		}
 		l := openDriver(t, d, cfg)
 		w := l.NewWorker()
-		before := commandCalls(t, rdb)
+		before := stats()
 		for i := range n {
 			name := "sw:" + c.version + ":" + strconv.Itoa(i)
 			must(t, w.Lock(ctx, name))
 			must(t, w.Unlock(ctx, name))
 		}
-		after := commandCalls(t, rdb)
+		after := stats()
 		scripts := after["eval"] + after["evalsha"] - before["eval"] - before["evalsha"]
 		waits := after["wait"] - before["wait"]
 		if scripts < 2*n {
