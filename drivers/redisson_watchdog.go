@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -258,7 +259,7 @@ func (wd *redissonWatchdog) renewAll() {
 			reads = append(reads, e)
 			continue
 		}
-		tag := redissonKeyPrefix(e.name)
+		tag := clusterHashTag(e.name)
 		groups[tag] = append(groups[tag], e)
 	}
 	wd.mu.Unlock()
@@ -301,4 +302,15 @@ func (wd *redissonWatchdog) renewAll() {
 			delete(wd.entries, k)
 		}
 	}
+}
+
+// clusterHashTag is the part of key a Redis cluster hashes: the text between the first '{' and
+// the next '}' when not empty, else the whole key. Keys with the same tag share a slot.
+func clusterHashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
 }
