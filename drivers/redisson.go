@@ -19,8 +19,10 @@ const (
 	// RedissonDefaultLease is Redisson's lockWatchdogTimeout: the lease of a lock taken without
 	// one, renewed every third of it while held.
 	RedissonDefaultLease = 30 * time.Second
-	// RedissonSubscribeTimeout bounds the wait for a SUBSCRIBE confirmation, as Redisson's
-	// subscriptionTimeout does; a waiter fails with an error when it runs out.
+	// RedissonSubscribeTimeout is Redisson's subscriptionTimeout: how long a subscription may
+	// take to get its channel's subscribe lock, a free slot in the pub/sub pool and the server's
+	// confirmation; a waiter fails with an error wrapping ErrRedissonSubscribeTimeout when it
+	// runs out (the option subscribe_timeout sets it).
 	RedissonSubscribeTimeout = 7500 * time.Millisecond
 	// redissonUnlockMessage is what a full release publishes (Redisson's LockPubSub.UNLOCK_MESSAGE):
 	// it wakes one waiter.
