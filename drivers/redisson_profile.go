@@ -172,6 +172,7 @@ func (t redissonTuning) profile() redissonProfile {
 	return p
 }
 
+// orDefault is v, or def when v is zero (an option not given).
 func orDefault[T int | int64 | time.Duration](v, def T) T {
 	if v == 0 {
 		return def
