@@ -6,7 +6,8 @@
 #
 #   w1       64 workers over 10 000 keys, no hold (the README's W1)
 #   hot      64 workers on 1 key (the hot lock)
-#   waiting  2 000 workers over 1 000 keys, each holding its lock 20 ms: thousands of locks with
+#   waiting  2 000 workers over 1 000 keys, each holding its lock 20 ms, 10 s rounds (longer than
+#            Redisson's 7.5 s subscribe timeout): thousands of locks with
 #            waiters at once, more channels than Redisson's pool of 250; the summary's "waiting
 #            on pub/sub" table has subscribes per acquisition, peak channels, missed wake-ups,
 #            subscribe timeouts and channels left subscribed
@@ -39,7 +40,7 @@ for topo in $topologies; do
 			--driver "lockcore,$profiles,naive,redislock,redsync,rueidislock") ;;
 		hot) args=(--concurrency 64 --keys 1 --duration 3s --warmup 500ms
 			--driver "lockcore,lockcore:handoff=0,$profiles,naive,redislock,redsync,rueidislock") ;;
-		waiting) args=(--concurrency 2000 --keys 1000 --hold 20ms --duration 5s --warmup 1s
+		waiting) args=(--concurrency 2000 --keys 1000 --hold 20ms --duration 10s --warmup 1s
 			--driver "lockcore,$profiles,naive,redislock,redsync") ;;
 		*) echo "unknown load $load (w1, hot, waiting)" >&2; exit 2 ;;
 		esac
