@@ -278,6 +278,7 @@ func (l *redissonLocker) Settings() map[string]string {
 		"replica_wait":   wait,
 		"script_retries": retries,
 		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
+		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; renewal batches grouped by hash tag rather than by slot",
 		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
 			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
 			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),
