@@ -15,6 +15,9 @@ import (
 // errRedissonClosed is returned by the Redisson driver's operations after Close.
 var errRedissonClosed = errors.New("redisson: client closed")
 
+// errRedissonLeft ends a subscription whose waiters all left before it was in place.
+var errRedissonLeft = errors.New("redisson: subscription abandoned by its waiters")
+
 // ErrRedissonSubscribeTimeout is wrapped by the redisson drivers' errors when a waiter's
 // subscription was not in place within the subscribe timeout: its channel's subscribe lock was
 // held too long ("Unable to acquire subscription lock"), no pub/sub connection had a free slot,
@@ -88,6 +91,9 @@ type redissonEntry struct {
 	acked chan struct{} // closed by the reader on the subscribe confirmation
 	unack chan struct{} // closed by the reader on the unsubscribe confirmation
 	gone  chan struct{} // closed when the entry is forgotten: a new subscribe may start
+	// left is closed when the last waiter leaves: a subscribe still waiting for its semaphore or
+	// a slot gives up, as Redisson's does when its waiters cancel the subscription future.
+	left chan struct{}
 
 	latch   chan struct{} // permits, one per unlock message, as Redisson's semaphore
 	blocked atomic.Int64  // waiters blocked on latch now
@@ -137,7 +143,7 @@ func (s *redissonSubs) subscribe(ctx context.Context, channel string) (*redisson
 			}
 		}
 		e = &redissonEntry{channel: channel, refs: 1, done: make(chan struct{}), acked: make(chan struct{}),
-			unack: make(chan struct{}), gone: make(chan struct{}), latch: make(chan struct{}, 1<<16)}
+			unack: make(chan struct{}), gone: make(chan struct{}), left: make(chan struct{}), latch: make(chan struct{}, 1<<16)}
 		s.entries[channel] = e
 		s.workers.Add(1)
 		s.mu.Unlock()
@@ -169,6 +175,9 @@ func (s *redissonSubs) start(e *redissonEntry) {
 	case sem <- struct{}{}:
 	case <-t.C:
 		fail("unable to acquire subscription lock after %v", s.limits.timeout)
+		return
+	case <-e.left:
+		e.err = errRedissonLeft
 		return
 	case <-s.ctx.Done():
 		e.err = errRedissonClosed
@@ -260,6 +269,8 @@ func (s *redissonSubs) slot(e *redissonEntry, expired <-chan time.Time) (*rediss
 		case <-free:
 		case <-expired:
 			return nil, ErrRedissonSubscribeTimeout
+		case <-e.left:
+			return nil, errRedissonLeft
 		case <-s.ctx.Done():
 			return nil, errRedissonClosed
 		}
@@ -275,6 +286,7 @@ func (s *redissonSubs) unsubscribe(e *redissonEntry) {
 		return
 	}
 	e.leaving = true
+	close(e.left)
 	s.workers.Add(1)
 	go s.stop(e)
 }
