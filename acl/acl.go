@@ -38,6 +38,8 @@ var Commands = []Grant{
 	// Lock scripts: every driver's, sent as EVALSHA and, when the script cache lacks one, EVAL.
 	{"evalsha", "every driver's lock scripts"},
 	{"eval", "every driver's lock scripts (when the server's script cache lacks one), and Diagnose"},
+	{"script|load", "the redisson driver's 3.52 profile loads a script after NOSCRIPT, as Redisson 3.46+ does"},
+	{"wait", "the redisson driver's 3.43+ profiles wait for replicas after lock calls on sentinel and cluster (syncedEval)"},
 	// What the scripts and the drivers run on lock keys.
 	{"get", "naive, redsync, redislock, rueidislock locks; lockcore-fenced tokens"},
 	{"set", "naive, redsync, redislock, rueidislock locks (SET NX PX)"},
@@ -149,6 +151,7 @@ func tagged(prefix string) string {
 //   - {prefix…}:…:rwlock_timeout:…: Redisson read-write locks' reader deadlines;
 //   - redisson_lock_queue:{prefix…}, redisson_lock_timeout:{prefix…}: fair locks;
 //   - redisson_lock_token:{prefix…}: fenced locks' tokens;
+//   - redisson_unlock_latch:{prefix…}:…: the redisson driver's unlock latches (3.24+ profiles);
 //   - rueidislock:N:prefix…: rueidislock's keys (its own key prefix, then a key number);
 //   - the channels (see ChannelPatterns) too: Redisson's scripts, and lockcore's, declare the
 //     channel they publish on among their keys, and Redis checks every declared key.
@@ -160,6 +163,7 @@ func KeyPatterns(prefix string) []string {
 		"redisson_lock_queue:" + t + "*",
 		"redisson_lock_timeout:" + t + "*",
 		"redisson_lock_token:" + t + "*",
+		"redisson_unlock_latch:" + t + "*",
 		"rueidislock:*:" + p + "*",
 	}, ChannelPatterns(prefix)...))
 }

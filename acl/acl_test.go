@@ -14,9 +14,9 @@ func TestSetUser(t *testing.T) {
 	got := Line(SetUser(Options{KeyPrefix: "bench:", Password: "secret"}))
 	for _, want := range []string{
 		"ACL SETUSER lockbench reset on #2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b ",
-		" ~bench:* ~{bench:* ~redisson_lock_queue:{bench:* ~redisson_lock_timeout:{bench:* ~redisson_lock_token:{bench:* ~rueidislock:*:bench:* ~redisson_lock__channel:{bench:* ~redisson_rwlock:{bench:* ",
+		" ~bench:* ~{bench:* ~redisson_lock_queue:{bench:* ~redisson_lock_timeout:{bench:* ~redisson_lock_token:{bench:* ~redisson_unlock_latch:{bench:* ~rueidislock:*:bench:* ~redisson_lock__channel:{bench:* ~redisson_rwlock:{bench:* ",
 		" &redisson_lock__channel:{bench:* &redisson_rwlock:{bench:* ",
-		" +evalsha +eval ", " +client|tracking ", " +asking",
+		" +evalsha +eval +script|load +wait ", " +client|tracking ", " +asking",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("line lacks %q:\n%s", want, got)
@@ -33,7 +33,7 @@ func TestSetUser(t *testing.T) {
 }
 
 func TestPatternsOfPrefixWithHashTagOrGlob(t *testing.T) {
-	if got, want := KeyPatterns("{b}:"), []string{"{b}:*", "redisson_lock_queue:{b}:*", "redisson_lock_timeout:{b}:*", "redisson_lock_token:{b}:*", "rueidislock:*:{b}:*",
+	if got, want := KeyPatterns("{b}:"), []string{"{b}:*", "redisson_lock_queue:{b}:*", "redisson_lock_timeout:{b}:*", "redisson_lock_token:{b}:*", "redisson_unlock_latch:{b}:*", "rueidislock:*:{b}:*",
 		"redisson_lock__channel:{b}:*", "redisson_rwlock:{b}:*"}; !slices.Equal(got, want) {
 		t.Errorf("KeyPatterns({b}:) = %q, want %q", got, want)
 	}

@@ -27,9 +27,10 @@ func probes(prefix string) []probe {
 	queue, deadlines, token := "redisson_lock_queue:"+tag, "redisson_lock_timeout:"+tag, "redisson_lock_token:"+tag
 	channel := "redisson_lock__channel:" + tag
 	argsOf := map[string][]string{
-		"evalsha": {"evalsha", strings.Repeat("0", 40), "1", lock},
-		"eval":    {"eval", "return 1", "1", lock},
-		"get":     {"get", lock}, "set": {"set", lock, "v"}, "del": {"del", lock}, "exists": {"exists", lock},
+		"evalsha":     {"evalsha", strings.Repeat("0", 40), "1", lock},
+		"eval":        {"eval", "return 1", "1", lock},
+		"script|load": {"script", "load", "return 1"}, "wait": {"wait", "0", "0"},
+		"get": {"get", lock}, "set": {"set", lock, "v"}, "del": {"del", lock}, "exists": {"exists", lock},
 		"pexpire": {"pexpire", lock, "1"}, "pexpireat": {"pexpireat", lock, "1"}, "pttl": {"pttl", lock},
 		"getrange": {"getrange", lock, "0", "1"}, "incr": {"incr", token},
 		"hget": {"hget", lock, "f"}, "hset": {"hset", lock, "f", "1"}, "hdel": {"hdel", lock, "f"},
@@ -54,7 +55,7 @@ func probes(prefix string) []probe {
 	}
 	channels := []string{channel, channel + ":id:1", "redisson_rwlock:" + tag}
 	// Scripts declare their channel among their keys: a channel must be a key too.
-	for _, k := range append([]string{lock, tag + ":id:1:rwlock_timeout:1", queue, deadlines, token, "rueidislock:0:" + lock}, channels...) {
+	for _, k := range append([]string{lock, tag + ":id:1:rwlock_timeout:1", queue, deadlines, token, "redisson_unlock_latch:" + tag + ":r", "rueidislock:0:" + lock}, channels...) {
 		ps = append(ps, probe{"key " + k, []string{"exists", k}})
 	}
 	for _, c := range channels {

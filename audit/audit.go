@@ -34,6 +34,10 @@ type Master struct {
 	Client rueidis.Client
 }
 
+// UnlockLatchPrefix starts the name of every Redisson unlock latch (3.24+):
+// redisson_unlock_latch:{name}:<request id>, set with a PX by an unlock script.
+const UnlockLatchPrefix = "redisson_unlock_latch:"
+
 // IsFencingCounter reports whether key is a fencing token counter, kept after runs on purpose.
 func IsFencingCounter(key string) bool { return strings.HasPrefix(key, FencingCounterPrefix) }
 
@@ -63,16 +67,23 @@ func scanMaster(ctx context.Context, m Master, pattern string, a *results.Audit)
 		if err != nil {
 			return err
 		}
-		var listed []string
+		var listed, latches []string
 		for _, k := range e.Elements {
 			if IsFencingCounter(k) {
 				a.FencingCounters++
+				continue
+			}
+			if strings.HasPrefix(k, UnlockLatchPrefix) {
+				latches = append(latches, k)
 				continue
 			}
 			a.Leftovers++
 			if len(a.Keys)+len(listed) < results.MaxAuditKeys {
 				listed = append(listed, k)
 			}
+		}
+		if err := latched(ctx, m, latches, a); err != nil {
+			return err
 		}
 		if err := describe(ctx, m, listed, a); err != nil {
 			return err
@@ -112,4 +123,35 @@ func describe(ctx context.Context, m Master, keys []string, a *results.Audit) er
 		a.Keys = append(a.Keys, results.LeftoverKey{Node: m.Addr, Key: k, Type: typ, TTLMS: ttl})
 	}
 	return nil
+}
+
+// latched counts the unlock latches among keys that will expire, and describes the others as
+// leftovers.
+func latched(ctx context.Context, m Master, keys []string, a *results.Audit) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	c := m.Client
+	cmds := make(rueidis.Commands, 0, len(keys))
+	for _, k := range keys {
+		cmds = append(cmds, c.B().Pttl().Key(k).Build())
+	}
+	var stay []string
+	for i, r := range c.DoMulti(ctx, cmds...) {
+		ttl, err := r.AsInt64()
+		if err != nil {
+			return err
+		}
+		switch {
+		case ttl > 0:
+			a.UnlockLatches++
+		case ttl == -1:
+			stay = append(stay, keys[i])
+		} // -2: expired since the SCAN
+	}
+	a.Leftovers += int64(len(stay))
+	if room := results.MaxAuditKeys - len(a.Keys); room < len(stay) {
+		stay = stay[:max(room, 0)]
+	}
+	return describe(ctx, m, stay, a)
 }

@@ -92,3 +92,21 @@ func TestScanReportsAFailedMaster(t *testing.T) {
 		t.Fatalf("scan of a closed client: %+v, %v", a, err)
 	}
 }
+
+// TestScanCountsUnlockLatchesApart checks that Redisson's unlock latches with a TTL (left to
+// expire by Redisson 3.52) are counted apart, and a latch without one is a leftover.
+func TestScanCountsUnlockLatchesApart(t *testing.T) {
+	m := master(t)
+	c := m.Client
+	ctx := context.Background()
+	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:1}:ab12").Value("1").PxMilliseconds(60000).Build())
+	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:2}:cd34").Value("0").PxMilliseconds(60000).Build())
+	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:3}:ef56").Value("1").Build())
+	a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.UnlockLatches != 2 || a.Leftovers != 1 || len(a.Keys) != 1 || a.Keys[0].Key != "redisson_unlock_latch:{lockbench:3}:ef56" || a.Keys[0].TTLMS != -1 {
+		t.Fatalf("audit %+v: want 2 unlock latches and the one without TTL a leftover", a)
+	}
+}

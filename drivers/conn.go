@@ -80,7 +80,11 @@ func poolSize(cfg Config) int { return max(cfg.Concurrency, 10) }
 // bounded by ConnectTimeout. maxRetries is go-redis's MaxRetries (0: its default, -1: none).
 // Masters must be handled by the caller (see openGoRedisEach).
 func openGoRedis(ctx context.Context, cfg Config, t string, maxRetries int) (redis.UniversalClient, error) {
-	pool := poolSize(cfg)
+	return openGoRedisPool(ctx, cfg, t, maxRetries, poolSize(cfg))
+}
+
+// openGoRedisPool is openGoRedis with pool connections per node.
+func openGoRedisPool(ctx context.Context, cfg Config, t string, maxRetries, pool int) (redis.UniversalClient, error) {
 	var rdb redis.UniversalClient
 	switch t {
 	case topoSingle:

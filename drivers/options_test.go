@@ -30,6 +30,12 @@ func TestParseDriverOptions(t *testing.T) {
 		{"naive", map[string]string{"max_retries": "3 (go-redis default)"}},
 		{"naive:retries=0", map[string]string{"max_retries": "0: a command that failed"}},
 		{"redislock:retries=2", map[string]string{"max_retries": "2"}},
+		{"redisson", map[string]string{"profile": "Redisson " + drivers.RedissonDefaultVersion, "scripts": "EVALSHA"}},
+		{"redisson:version=3.23", map[string]string{"profile": "Redisson 3.23", "scripts": "EVAL with the script body", "unlock": "one script", "replica_wait": "none"}},
+		{"redisson:version=3.43", map[string]string{"profile": "Redisson 3.43", "unlock": "PX 13.5s", "replica_wait": "WAIT", "script_retries": "0"}},
+		{"redisson:version=3.43:pubsub_conns=2:channels_per_conn=3:subscribe_timeout=200ms:conns=8",
+			map[string]string{"pubsub": "3 channels per connection, up to 2 connections", "pool_size": "8 command connections"}},
+		{"redisson-fair:fair_wait=5s", map[string]string{"fair_wait_time": "5s", "profile": "Redisson " + drivers.RedissonDefaultVersion}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			d, err := drivers.Parse(tc.spec)
@@ -52,7 +58,9 @@ func TestParseDriverOptions(t *testing.T) {
 		"lockcore:handoff_window=0s", "lockcore:handoff_window=10s",
 		"lockcore:watchdog=1s:handoff_window=300ms", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
 		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
-		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1"} {
+		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1",
+		"redisson:version=3.44", "redisson:version=", "redisson:pubsub_conns=0", "redisson:channels_per_conn=x", "redisson:conns=10001",
+		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

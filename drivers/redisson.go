@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,8 +19,10 @@ const (
 	// RedissonDefaultLease is Redisson's lockWatchdogTimeout: the lease of a lock taken without
 	// one, renewed every third of it while held.
 	RedissonDefaultLease = 30 * time.Second
-	// RedissonSubscribeTimeout bounds the wait for a SUBSCRIBE confirmation, as Redisson's
-	// subscriptionTimeout does; a waiter fails with an error when it runs out.
+	// RedissonSubscribeTimeout is Redisson's subscriptionTimeout: how long a subscription may
+	// take to get its channel's subscribe lock, a free slot in the pub/sub pool and the server's
+	// confirmation; a waiter fails with an error wrapping ErrRedissonSubscribeTimeout when it
+	// runs out (the option subscribe_timeout sets it).
 	RedissonSubscribeTimeout = 7500 * time.Millisecond
 	// redissonUnlockMessage is what a full release publishes (Redisson's LockPubSub.UNLOCK_MESSAGE):
 	// it wakes one waiter.
@@ -65,45 +68,66 @@ redis.call(ARGV[4], KEYS[2], ARGV[1])
 return 1`
 
 // RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x
-// client with default settings does, without lockcore's optimisations: the full script with
-// EVAL on every call (useScriptCache was false by default until 3.46.0), a watchdog timer and
-// renewal command per held lock (before 3.44 batched them), and waiters that share one
-// subscription per lock per client, subscribing when the first waits and unsubscribing when the
-// last leaves, retrying on each unlock message or after the lock's PTTL. On a Redis 7 cluster it
-// uses SSUBSCRIBE/SPUBLISH, as Redisson does since 3.22.
+// client of one release (a profile: option version, default RedissonDefaultVersion) with
+// default settings does, without lockcore's optimisations. Per profile (redisson_profile.go):
+// EVAL with the body on every call, or EVALSHA from 3.46; the unlock latch of 3.24+ (a GET and
+// a SET … PX in each unlock script and a DEL after it); a watchdog timer and renewal script per
+// held lock, or batched renewals from 3.44; WAIT after lock, unlock and renewal calls on a
+// sentinel or cluster master with replicas from 3.43; no resending of lock and unlock scripts
+// from 3.43. In every profile: 64 command connections with one command in flight each, waiters
+// that share one subscription per lock per client (subscribing when the first waits and
+// unsubscribing when the last leaves, retrying on each unlock message or after the lock's
+// PTTL), Redisson's pub/sub limits (5 channels per connection, 50 connections, subscribes and
+// unsubscribes serialised through 50 semaphores held until the server confirms, subscribe
+// timeouts beyond the cap), and SSUBSCRIBE/SPUBLISH on a Redis 7 cluster.
 //
 // When Config.Needs includes KindRW its workers are RWWorkers over Redisson's RReadWriteLock
 // (redisson_rw.go; Lock is the write lock, as a Mutex and a read-write lock must not share a
 // name); every worker is a MultiWorker running Redisson's RedissonMultiLock over RLocks
-// (redisson_multi.go). Not reproduced: the WAIT for replicas Redisson adds after lock and unlock
-// when the master has replicas (checkLockSyncedSlaves), and the unlock-latch keys of later 3.x
-// versions. The registered driver is the zero value; a RedissonDriver value is safe for
-// concurrent use.
+// (redisson_multi.go). It models Redis-side load and latency, not the Java client's CPU. The
+// registered driver is the zero value; a RedissonDriver value is safe for concurrent use.
 type RedissonDriver struct {
 	// WatchdogTimeout is Redisson's lockWatchdogTimeout: the lease of locks taken when the run
 	// sets none, renewed every third of it. Zero means RedissonDefaultLease.
 	WatchdogTimeout time.Duration
+	tune            redissonTuning
 }
 
-var _ Driver = RedissonDriver{}
+var (
+	_ Driver       = RedissonDriver{}
+	_ Configurable = RedissonDriver{}
+)
 
 func init() { Register(RedissonDriver{}) }
 
 // Name implements Driver.
-func (RedissonDriver) Name() string { return "redisson" }
+func (d RedissonDriver) Name() string { return d.tune.name("redisson") }
 
 // Kinds implements Driver.
 func (RedissonDriver) Kinds() Kind { return KindMutex | KindReentrant | KindRW | KindMulti }
 
+// Options implements Configurable.
+func (RedissonDriver) Options() []Option { return redissonOptions }
+
+// Configure implements Configurable.
+func (d RedissonDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	t, err := configureRedisson("redisson", spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.tune = t
+	return d, nil
+}
+
 // Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
 // returns an error wrapping ErrUnsupported (Redisson's RedLock is a separate lock kind).
 func (d RedissonDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, false)
+	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, false, d.tune)
 }
 
 // openRedisson opens the go-redis client shared by the Redisson drivers' workers; fair says
 // whether they are RedissonFairLocks.
-func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, watchdogTimeout time.Duration, fair bool) (*redissonLocker, error) {
+func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, watchdogTimeout time.Duration, fair bool, tune redissonTuning) (*redissonLocker, error) {
 	t, err := singleNodeTopology(cfg, driver)
 	if err != nil {
 		return nil, err
@@ -121,7 +145,13 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 	if lease < 3*time.Millisecond {
 		return nil, fmt.Errorf("%s: lease %v is below 3ms", driver, lease)
 	}
-	rdb, err := openGoRedis(ctx, cfg, t, 0)
+	profile := tune.profile()
+	retries := 0 // go-redis's 3, as Redisson's retryAttempts
+	if profile.noScriptRetry {
+		retries = -1
+	}
+	pool := orDefault(tune.conns, RedissonCommandConnections)
+	rdb, err := openGoRedisPool(ctx, cfg, t, retries, pool)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", driver, err)
 	}
@@ -131,17 +161,24 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 		return nil, fmt.Errorf("%s: server version: %w", driver, err)
 	}
 	l := &redissonLocker{
-		rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: poolSize(cfg), publish: "publish",
+		rdb: rdb, topology: t, id: uuid.NewString(), server: version, pool: pool, publish: "publish",
 		lease: lease, leaseArg: msString(lease), watchdog: watchdog,
 		rw: cfg.Needs&KindRW != 0, multi: cfg.Needs&KindMulti != 0, fair: fair,
+		profile: profile, tune: tune,
+		tr:       &redissonTransport{rdb: rdb, topology: t, profile: profile},
+		fairWait: orDefault(tune.fairWaitTimeMs, RedissonFairThreadWaitTime.Milliseconds()),
 	}
 	sharded := t == topoCluster && versionAtLeast(version, 7)
 	if sharded {
 		l.publish = "spublish"
 	}
-	l.subs = newRedissonSubs(rdb, sharded, poolSize(cfg))
+	l.subs = newRedissonSubs(rdb, sharded, redissonSubsLimits{
+		perConn:  orDefault(tune.perConn, RedissonSubscriptionsPerConnection),
+		maxConns: orDefault(tune.pubsubConns, RedissonSubscriptionConnections),
+		timeout:  orDefault(tune.subTimeout, RedissonSubscribeTimeout),
+	})
 	if l.watchdog {
-		l.wd = newRedissonWatchdog(rdb, l.lease)
+		l.wd = newRedissonWatchdog(l.tr, l.lease)
 	}
 	return l, nil
 }
@@ -161,8 +198,15 @@ type redissonLocker struct {
 	fair     bool // workers lock RedissonFairLocks
 	subs     *redissonSubs
 	wd       *redissonWatchdog // nil with an explicit lease
-	owners   atomic.Uint64
-	closed   atomic.Bool
+	profile  redissonProfile
+	tune     redissonTuning
+	tr       *redissonTransport
+	fairWait int64 // RedissonFairLock threadWaitTime, ms
+	// latchDels are the unlock latches' DELs in flight: Redisson sends them after the unlock
+	// reply without waiting for theirs.
+	latchDels sync.WaitGroup
+	owners    atomic.Uint64
+	closed    atomic.Bool
 	// attempts and failed count RLock attempts (not the fair or read-write locks'), for Counters.
 	attempts, failed atomic.Int64
 }
@@ -185,43 +229,79 @@ func (l *redissonLocker) NewWorker() Worker {
 }
 
 func (l *redissonLocker) Settings() map[string]string {
+	p := l.profile
 	lease := l.lease.String() + " (no renewal)"
 	if l.watchdog {
-		lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer and one EVAL per held lock"
+		lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer and one script per held lock"
+		if p.batchedRenewals {
+			lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer per client, up to " +
+				strconv.Itoa(redissonRenewBatch) + " locks per script"
+		}
 	}
 	pubsub := "SUBSCRIBE/PUBLISH"
 	if l.publish == "spublish" {
 		pubsub = "SSUBSCRIBE/SPUBLISH (sharded, Redis " + l.server + " cluster)"
 	}
+	scripts := "EVAL with the script body on every call (useScriptCache=false)"
+	if p.evalsha {
+		scripts = "EVALSHA, SCRIPT LOAD after NOSCRIPT (useScriptCache=true)"
+	}
+	unlock := "one script"
+	if p.unlockLatch {
+		unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of the latch"
+		if p.latchDelOther {
+			unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of another request's latch: latches stay until their PX"
+		}
+	}
+	wait := "none"
+	if p.syncedWait {
+		wait = "lock, unlock and renewal scripts in a batch with WAIT <replicas> " + strconv.Itoa(redissonSyncTimeout) + " on a sentinel or cluster master with replicas (syncedEval)"
+	}
+	retries := "3 (retryAttempts) for every command"
+	if p.noScriptRetry {
+		retries = "0 for lock and unlock scripts"
+	}
+	lim := l.subs.limits
 	s := map[string]string{
-		"library":       "lockbench Redisson lock emulation",
-		"lock":          "RLock (RedissonLock)",
-		"emulates":      "Redisson 3.22–3.43 defaults (useScriptCache=false, per-lock watchdog timers)",
-		"protocol":      "Redisson 3.22–3.43 RedissonLock scripts and key layout",
-		"client":        "go-redis " + redis.Version(),
-		"topology":      l.topology,
-		"pool_size":     strconv.Itoa(l.pool),
-		"reply_timeout": goRedisReplyTimeout(),
-		"lease":         lease,
-		"scripts":       "EVAL with the script body on every call",
-		"waiters":       "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"pubsub":        pubsub + ", channels spread over up to " + strconv.Itoa(RedissonSubscriptionConnections) + " connections (Redisson's subscriptionConnectionPoolSize)",
-		"not_emulated":  "WAIT for replicas (checkLockSyncedSlaves), unlock-latch keys",
+		"library":        "lockbench Redisson lock emulation",
+		"profile":        "Redisson " + p.version,
+		"lock":           "RLock (RedissonLock)",
+		"emulates":       "Redisson " + p.version + " with default settings: Redis-side commands and latency, not the Java client's CPU",
+		"protocol":       "Redisson " + p.version + " RedissonLock scripts and key layout",
+		"client":         "go-redis " + redis.Version(),
+		"topology":       l.topology,
+		"pool_size":      strconv.Itoa(l.pool) + " command connections, one command in flight each",
+		"reply_timeout":  goRedisReplyTimeout(),
+		"lease":          lease,
+		"scripts":        scripts,
+		"unlock":         unlock,
+		"replica_wait":   wait,
+		"script_retries": retries,
+		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
+		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; renewal batches grouped by hash tag rather than by slot",
+		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
+			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
+			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),
 	}
 	switch {
 	case l.fair:
 		s["lock"] = "RedissonFairLock"
-		s["protocol"] = "Redisson 3.22–3.43 RedissonFairLock scripts: queue redisson_lock_queue:{name}, deadlines redisson_lock_timeout:{name}"
+		s["protocol"] = "Redisson " + p.version + " RedissonFairLock scripts: queue redisson_lock_queue:{name}, deadlines redisson_lock_timeout:{name}"
 		s["waiters"] = "FIFO queue, one subscription per waiter on redisson_lock__channel:{name}:<owner>; retry after the TTL the script returns"
-		s["fair_wait_time"] = RedissonFairThreadWaitTime.String() + " (threadWaitTime)"
+		if p.fairRetryNonNegative {
+			s["waiters"] += " (at once when negative)"
+		} else {
+			s["waiters"] += " (a message only when negative)"
+		}
+		s["fair_wait_time"] = (time.Duration(l.fairWait) * time.Millisecond).String() + " (threadWaitTime)"
 	case l.rw:
 		s["lock"] = "RReadWriteLock (RedissonReadLock/RedissonWriteLock): Lock writes, RLock reads"
-		s["protocol"] = "Redisson 3.22–3.43 RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
-		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes all"
+		s["protocol"] = "Redisson " + p.version + " RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
+		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes the waiters blocked at that moment"
 	}
 	if l.multi {
-		s["multi_lock"] = "RedissonMultiLock over RLocks: names sorted, one EVAL per lock (no CROSSSLOT); rounds of locks×" +
-			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure"
+		s["multi_lock"] = "RedissonMultiLock over RLocks: names sorted, one script per lock (no CROSSSLOT); rounds of locks×" +
+			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure; released one lock after another"
 	}
 	return s
 }
@@ -234,7 +314,36 @@ func (l *redissonLocker) Close() error {
 		l.wd.close()
 	}
 	l.subs.close()
+	l.latchDels.Wait()
 	return l.rdb.Close()
+}
+
+// unlockCall runs an unlock script (sc, or latched, its 3.24+ form, when the profile has the
+// unlock latch) for lock name: the latch is one more key and PX one more argument, and after the
+// reply the client DELs a latch without waiting for the DEL's reply.
+func (l *redissonLocker) unlockCall(ctx context.Context, name string, sc, latched *redissonScript, keys []string, args ...any) *redis.Cmd {
+	p := l.profile
+	if !p.unlockLatch {
+		return l.tr.eval(ctx, true, sc, keys, args...)
+	}
+	id := redissonRequestID()
+	keys = append(keys[:len(keys):len(keys)], redissonUnlockLatchName(name, id))
+	args = append(args, msString(p.latchPX))
+	cmd := l.tr.eval(ctx, true, latched, keys, args...)
+	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return cmd // Redisson's DEL follows a reply only (thenApply)
+	}
+	if p.latchDelOther {
+		id = redissonRequestID()
+	}
+	l.latchDels.Add(1)
+	go func() {
+		defer l.latchDels.Done()
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RedissonSubscribeTimeout)
+		defer cancel()
+		l.rdb.Del(dctx, redissonUnlockLatchName(name, id))
+	}()
+	return cmd
 }
 
 // redissonWorker is one owner, the role of a Java thread: its field is "<client UUID>:<n>". Its
@@ -261,7 +370,7 @@ func (w *redissonWorker) Lock(ctx context.Context, name string) error {
 func (w *redissonWorker) try(ctx context.Context, name, leaseArg string, watchdog bool) (time.Duration, bool, error) {
 	l := w.l
 	l.attempts.Add(1)
-	pttl, err := l.rdb.Eval(detach(ctx), redissonLockLua, []string{name}, leaseArg, w.field).Int64()
+	pttl, err := l.tr.eval(detach(ctx), true, rsLock, []string{name}, leaseArg, w.field).Int64()
 	if err == nil {
 		l.failed.Add(1)
 	}
@@ -279,7 +388,7 @@ func (w *redissonWorker) try(ctx context.Context, name, leaseArg string, watchdo
 
 func (w *redissonWorker) Unlock(ctx context.Context, name string) error {
 	l := w.l
-	_, err := l.rdb.Eval(detach(ctx), redissonUnlockLua, []string{name, redissonChannelName(name)},
+	_, err := l.unlockCall(detach(ctx), name, rsUnlock, rsUnlockLatched, []string{name, redissonChannelName(name)},
 		redissonUnlockMessage, l.leaseArg, w.field, l.publish).Int64()
 	if l.wd != nil {
 		l.wd.remove(name, renewLock, w.field)
@@ -292,6 +401,13 @@ func (w *redissonWorker) Unlock(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// The RLock's scripts as sent.
+var (
+	rsLock          = newRedissonScript(redissonLockLua)
+	rsUnlock        = newRedissonScript(redissonUnlockLua)
+	rsUnlockLatched = newRedissonScript(withUnlockLatch(redissonUnlockLua))
+)
 
 // redissonChannelName returns the unlock channel Redisson uses for the lock name: the prefix plus the
 // name in a hash tag, unless the name has one already, so that in a cluster the channel lives in

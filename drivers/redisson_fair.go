@@ -11,11 +11,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedissonFairThreadWaitTime is RedissonFairLock's threadWaitTime: how long a queued waiter may
-// go without retrying before the others drop it as dead; each waiter's deadline is the one's
-// ahead of it plus this. lockcore's DefaultFairWaitTime is the same, as the two must agree on a
-// shared lock.
-const RedissonFairThreadWaitTime = 5 * time.Second
+// RedissonFairThreadWaitTime is RedissonFairLock's threadWaitTime, 5 minutes by default: how
+// long a queued waiter may go without retrying before the others drop it as dead; each waiter's
+// deadline is the one's ahead of it plus this. (lockcore's DefaultFairWaitTime is 5 s: a waiter
+// that died holds a Redisson queue up for 5 minutes. The option fair_wait sets it.)
+const RedissonFairThreadWaitTime = 300 * time.Second
+
+// redissonFairLockLua32 is the fair lock script of Redisson 3.32+: a waiter already queued is told
+// to retry after max(0, the lock's PTTL) rather than after the time left of the waiter ahead.
+var redissonFairLockLua32 = strings.Replace(redissonFairLockLua,
+	"  return tonumber(mine) - tonumber(ARGV[3]) - tonumber(ARGV[4])",
+	"  return math.max(0, redis.call('pttl', KEYS[1]))", 1)
+
+// The fair lock's scripts as sent.
+var (
+	rsFairLock          = newRedissonScript(redissonFairLockLua)
+	rsFairLock32        = newRedissonScript(redissonFairLockLua32)
+	rsFairUnlock        = newRedissonScript(redissonFairUnlockLua)
+	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(redissonFairUnlockLua))
+	rsFairLeave         = newRedissonScript(redissonFairLeaveLua)
+)
 
 // The RedissonFairLock scripts, written for lockbench with the semantics, key layout and replies
 // of Redisson 3.22–3.43, so that lockcore's FairMutex and this driver share a queue. Besides the
@@ -118,22 +133,39 @@ redis.call('lrem', KEYS[1], 0, ARGV[1])
 return 0`
 
 // RedissonFairDriver speaks Redisson's RedissonFairLock protocol through go-redis v9 as a
-// Redisson 3.22–3.43 client with default settings does (EVAL with the body, one watchdog timer
-// per held lock): Lock queues behind earlier waiters and is granted in arrival order, each
+// Redisson client of one release with default settings does (the profiles and options of
+// RedissonDriver, threadWaitTime RedissonFairThreadWaitTime): Lock queues behind earlier waiters and is granted in arrival order, each
 // waiter subscribed to its own channel and woken alone by the release before it. It shares keys,
 // fields and values with lockcore's FairMutex (driver lockcore-fair), so the two queue together.
 // The registered driver is the zero value; a RedissonFairDriver value is safe for concurrent use.
 type RedissonFairDriver struct {
 	// WatchdogTimeout is as RedissonDriver's.
 	WatchdogTimeout time.Duration
+	tune            redissonTuning
 }
 
-var _ Driver = RedissonFairDriver{}
+var (
+	_ Driver       = RedissonFairDriver{}
+	_ Configurable = RedissonFairDriver{}
+)
 
 func init() { Register(RedissonFairDriver{}) }
 
 // Name implements Driver.
-func (RedissonFairDriver) Name() string { return "redisson-fair" }
+func (d RedissonFairDriver) Name() string { return d.tune.name("redisson-fair") }
+
+// Options implements Configurable: the redisson driver's.
+func (RedissonFairDriver) Options() []Option { return redissonOptions }
+
+// Configure implements Configurable.
+func (d RedissonFairDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	t, err := configureRedisson("redisson-fair", spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.tune = t
+	return d, nil
+}
 
 // Kinds implements Driver.
 func (RedissonFairDriver) Kinds() Kind { return KindMutex | KindReentrant | KindFair }
@@ -141,7 +173,7 @@ func (RedissonFairDriver) Kinds() Kind { return KindMutex | KindReentrant | Kind
 // Open implements Driver. It runs on single, sentinel and cluster; on N independent masters it
 // returns an error wrapping ErrUnsupported.
 func (d RedissonFairDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
-	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, true)
+	return openRedisson(ctx, cfg, d.Name(), d.Kinds(), d.WatchdogTimeout, true, d.tune)
 }
 
 // redissonFairWorker is an owner whose Lock and Unlock are a RedissonFairLock's. It keeps its
@@ -157,10 +189,14 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 	w := &fw.base
 	l := w.l
 	keys := []string{name, redissonFairQueueName(name), redissonFairTimeoutName(name)}
-	waitArg := msString(RedissonFairThreadWaitTime)
+	waitArg := strconv.FormatInt(l.fairWait, 10)
 	_, err := w.acquire(ctx, redissonChannelName(name)+":"+w.field, -1, func() (time.Duration, bool, error) {
 		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-		ms, err := l.rdb.Eval(detach(ctx), redissonFairLockLua, keys, l.leaseArg, w.field, waitArg, now).Int64()
+		sc := rsFairLock
+		if l.profile.fairRetryNonNegative {
+			sc = rsFairLock32
+		}
+		ms, err := l.tr.eval(detach(ctx), true, sc, keys, l.leaseArg, w.field, waitArg, now).Int64()
 		if errors.Is(err, redis.Nil) {
 			if l.wd != nil {
 				l.wd.add(name, renewLock, w.field)
@@ -170,11 +206,14 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 		if err != nil {
 			return 0, false, fmt.Errorf("redisson: fair lock %q: %w", name, err)
 		}
+		if ms < 0 && l.profile.fairRetryNonNegative {
+			ms = 0 // 3.32+: retry at once rather than wait for a message only
+		}
 		return time.Duration(ms) * time.Millisecond, false, nil
 	})
 	if err != nil {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RedissonSubscribeTimeout)
-		l.rdb.Eval(lctx, redissonFairLeaveLua, keys[1:], w.field, waitArg)
+		l.tr.eval(lctx, false, rsFairLeave, keys[1:], w.field, waitArg)
 		cancel()
 	}
 	return err
@@ -185,7 +224,7 @@ func (fw *redissonFairWorker) Unlock(ctx context.Context, name string) error {
 	w := &fw.base
 	l := w.l
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	_, err := l.rdb.Eval(detach(ctx), redissonFairUnlockLua,
+	_, err := l.unlockCall(detach(ctx), name, rsFairUnlock, rsFairUnlockLatched,
 		[]string{name, redissonFairQueueName(name), redissonFairTimeoutName(name), redissonChannelName(name)},
 		redissonUnlockMessage, l.leaseArg, w.field, now, l.publish).Int64()
 	if l.wd != nil {

@@ -20,7 +20,7 @@ func TestRedissonFairIsFIFO(t *testing.T) {
 	cfg := single(t)
 	cfg.Concurrency = 9
 	l := openWith(t, "redisson-fair", cfg)
-	if s := l.Settings(); s["lock"] != "RedissonFairLock" || !strings.Contains(s["protocol"], "Redisson 3.22") {
+	if s := l.Settings(); s["lock"] != "RedissonFairLock" || !strings.Contains(s["protocol"], "Redisson "+drivers.RedissonDefaultVersion) {
 		t.Errorf("settings %v: want the lock kind and the protocol version", s)
 	}
 	rdb := inspect(t, cfg.Addrs[0])

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // RedissonMultiLockWaitPerLock is the wait per lock of a RedissonMultiLock round taken by lock()
@@ -113,38 +111,21 @@ func (w *redissonWorker) tryMulti(ctx context.Context, names []string, wait, lea
 	return true, nil
 }
 
-// UnlockMulti implements MultiWorker: it releases every lock in names at once, as Redisson sends
-// the unlocks of a multi-lock together and waits for all of them.
+// UnlockMulti implements MultiWorker: it releases the locks in names one after another, as
+// RedissonMultiLock does.
 func (w *redissonWorker) UnlockMulti(ctx context.Context, names []string) error {
 	return w.unlockAll(ctx, names)
 }
 
-// unlockAll releases one hold of each of names, sent together (a go-redis pipeline, split per
-// node on a cluster), even when ctx has ended: a failed round must not leave locks behind. The
-// error joins the failures and wraps ErrNotHeld for a lock the worker did not hold.
+// unlockAll releases one hold of each of names in turn, even when ctx has ended: a failed round
+// must not leave locks behind. The error joins the failures and wraps ErrNotHeld for a lock the
+// worker did not hold.
 func (w *redissonWorker) unlockAll(ctx context.Context, names []string) error {
-	if len(names) == 0 {
-		return nil
-	}
-	l := w.l
 	ctx = context.WithoutCancel(ctx)
-	pipe := l.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(names))
-	for i, name := range names {
-		cmds[i] = pipe.Eval(ctx, redissonUnlockLua, []string{name, redissonChannelName(name)},
-			redissonUnlockMessage, l.leaseArg, w.field, l.publish)
-	}
-	_, _ = pipe.Exec(ctx) // each command's own error is looked at below
 	var errs []error
-	for i, name := range names {
-		if l.wd != nil {
-			l.wd.remove(name, renewLock, w.field)
-		}
-		switch err := cmds[i].Err(); {
-		case errors.Is(err, redis.Nil):
-			errs = append(errs, fmt.Errorf("%w: %q is not held by %s", ErrNotHeld, name, w.field))
-		case err != nil:
-			errs = append(errs, fmt.Errorf("redisson: unlock %q: %w", name, err))
+	for _, name := range names {
+		if err := w.Unlock(ctx, name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

@@ -126,7 +126,14 @@ func TestRedissonMultiOnCluster(t *testing.T) {
 	multiExclude(t, l, "rmc", 8, 10, 5, 3)
 	allOrNothing(t, l, "rmc1")
 	err := rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-		if keys := m.Keys(ctx, "*").Val(); len(keys) != 0 {
+		var keys []string
+		for _, k := range m.Keys(ctx, "*").Val() {
+			// Redisson 3.52's unlock latches stay until their PX by design.
+			if !strings.HasPrefix(k, "redisson_unlock_latch:") || m.PTTL(ctx, k).Val() <= 0 {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) != 0 {
 			return fmt.Errorf("master %s: keys left: %v", m.Options().Addr, keys)
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,73 +15,96 @@ import (
 // errRedissonClosed is returned by the Redisson driver's operations after Close.
 var errRedissonClosed = errors.New("redisson: client closed")
 
-// redissonSubs is what Redisson's PublishSubscribeService does for RLock waiters: the waiters of
+// errRedissonLeft ends a subscription whose waiters all left before it was in place.
+var errRedissonLeft = errors.New("redisson: subscription abandoned by its waiters")
+
+// ErrRedissonSubscribeTimeout is wrapped by the redisson drivers' errors when a waiter's
+// subscription was not in place within the subscribe timeout: its channel's subscribe lock was
+// held too long ("Unable to acquire subscription lock"), no pub/sub connection had a free slot,
+// or Redis did not confirm in time ("Subscribe timeout") — Redisson's errors when more channels
+// wait than its pool holds.
+var ErrRedissonSubscribeTimeout = errors.New("redisson: subscribe timeout")
+
+// redissonSubsLimits are Redisson's pub/sub pool settings.
+type redissonSubsLimits struct {
+	perConn  int           // subscriptionsPerConnection
+	maxConns int           // subscriptionConnectionPoolSize, per master
+	timeout  time.Duration // subscriptionTimeout
+}
+
+// redissonSubs is what Redisson's PublishSubscribeService does for lock waiters: the waiters of
 // one lock in this client share one entry and one subscription to the lock's channel; the first
 // subscribes, the last unsubscribes; every unlock message releases one permit, which wakes one
-// waiter. Like Redisson's subscription connection pool, it spreads channels over up to
-// RedissonSubscriptionConnections go-redis PubSub connections (per master, for sharded pub/sub on
-// a cluster, where a shard channel lives on its slot's master), a channel always on the same one.
-// With a single connection, every waiter's subscription depended on it: the fair lock's waiters
-// each subscribe a channel of their own and drop it again per acquisition, and a stress run once
-// saw a subscription go unconfirmed for 7.5 s on it (cause not pinned down). It is safe for
-// concurrent use. The read-write and fair locks wait the same way on their own channels.
+// waiter. Channels fill pub/sub connections perConn at a time, up to maxConns connections per
+// master (sharded pub/sub on a cluster puts a channel on its slot's master); a subscribe or
+// unsubscribe holds one of redissonSubscribeLocks semaphores, picked by the channel, until Redis
+// confirms it, so one slow confirmation holds up every channel behind the same semaphore; a
+// subscribe that finds no free slot waits for one. Each wait is bounded by the subscribe timeout.
+// It is safe for concurrent use. The read-write and fair locks wait the same way on their own
+// channels.
 type redissonSubs struct {
 	rdb     redis.UniversalClient
 	sharded bool // SSUBSCRIBE on the channel's master; rdb is then a *redis.ClusterClient
-	permits int  // capacity of each entry's latch
+	limits  redissonSubsLimits
 	ctx     context.Context
 	cancel  context.CancelFunc
-	readers sync.WaitGroup
+	workers sync.WaitGroup // readers and (un)subscribe goroutines
 
-	mu     sync.Mutex
-	conns  map[redissonConnKey]*redissonPSConn
-	closed bool
+	locks [redissonSubscribeLocks]chan struct{}
+
+	mu       sync.Mutex
+	entries  map[string]*redissonEntry    // live or leaving, by channel
+	conns    map[string][]*redissonPSConn // by master address ("" when not sharded)
+	slotFree chan struct{}                // closed and replaced when a slot frees
+	closed   bool
+	live     int64 // channels subscribed (confirmed, not yet unsubscribed)
+
+	stats redissonWaitCounters
 }
 
-// RedissonSubscriptionConnections is how many pub/sub connections the Redisson drivers spread
-// their channels over (per master with sharded pub/sub): Redisson's subscriptionConnectionPoolSize
-// default. Redisson fills its connections five channels at a time (subscriptionsPerConnection);
-// the drivers hash a channel to one of them instead, and open each on first use.
-const RedissonSubscriptionConnections = 50
-
-// redissonConnKey names one pub/sub connection: the master it is on ("" when not sharded) and
-// its place among RedissonSubscriptionConnections.
-type redissonConnKey struct {
-	addr string
-	slot int
+// redissonWaitCounters are the live WaitStats of a Redisson client.
+type redissonWaitCounters struct {
+	subscribes, unsubscribes, timeouts, peak atomic.Int64
+	woken, timed                             atomic.Int64
 }
 
-// redissonPSConn is one pub/sub connection and the channels subscribed on it.
+// redissonPSConn is one pub/sub connection and the channels on it.
 type redissonPSConn struct {
-	s  *redissonSubs
-	ps *redis.PubSub
-	// mu guards chans and is held while (un)subscribe commands are written, so that the order
-	// of commands on the wire is the order of the counters in redissonChanState.
-	mu    sync.Mutex
-	chans map[string]*redissonChanState
-}
+	s    *redissonSubs
+	ps   *redis.PubSub
+	used int // slots taken, under s.mu
 
-// redissonChanState tracks one channel on a connection. Subscriptions and their confirmations
-// come in the same order on one connection, so counting them tells which confirmation belongs
-// to the live entry, even after an unsubscribe and a new subscribe of the same channel.
-type redissonChanState struct {
-	sent, acked uint64
-	entry       *redissonEntry // the live entry, nil once its last waiter left
+	mu    sync.Mutex
+	chans map[string]*redissonEntry
 }
 
 // redissonEntry is Redisson's RedissonLockEntry: the local waiters of one lock.
 type redissonEntry struct {
-	conn    *redissonPSConn
 	channel string
-	refs    int
-	seq     uint64        // the confirmation number of this entry's SUBSCRIBE
-	ready   chan struct{} // closed when the subscription is confirmed
-	isReady bool
+	refs    int  // under s.mu
+	leaving bool // under s.mu: the last waiter left, the unsubscribe is under way
+	counted bool // under s.mu: counted in live
+	conn    *redissonPSConn
+
+	done  chan struct{} // closed when the subscribe has succeeded or failed (err)
+	err   error
+	acked chan struct{} // closed by the reader on the subscribe confirmation
+	unack chan struct{} // closed by the reader on the unsubscribe confirmation
+	gone  chan struct{} // closed when the entry is forgotten: a new subscribe may start
+	// left is closed when the last waiter leaves: a subscribe still waiting for its semaphore or
+	// a slot gives up, as Redisson's does when its waiters cancel the subscription future.
+	left chan struct{}
+
 	latch   chan struct{} // permits, one per unlock message, as Redisson's semaphore
+	blocked atomic.Int64  // waiters blocked on latch now
 }
 
-func newRedissonSubs(rdb redis.UniversalClient, sharded bool, permits int) *redissonSubs {
-	s := &redissonSubs{rdb: rdb, sharded: sharded, permits: permits, conns: map[redissonConnKey]*redissonPSConn{}}
+func newRedissonSubs(rdb redis.UniversalClient, sharded bool, limits redissonSubsLimits) *redissonSubs {
+	s := &redissonSubs{rdb: rdb, sharded: sharded, limits: limits,
+		entries: map[string]*redissonEntry{}, conns: map[string][]*redissonPSConn{}, slotFree: make(chan struct{})}
+	for i := range s.locks {
+		s.locks[i] = make(chan struct{}, 1)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -88,112 +112,256 @@ func newRedissonSubs(rdb redis.UniversalClient, sharded bool, permits int) *redi
 // done is closed when the subscriptions are closed; waiters stop waiting then.
 func (s *redissonSubs) done() <-chan struct{} { return s.ctx.Done() }
 
-// subscribe joins the waiters of channel, subscribing if it is the first. The caller waits on
-// the entry's ready channel before relying on messages, and calls unsubscribe when done.
+// subscribe joins the waiters of channel, starting the subscription if it is the first. The
+// caller waits on the entry's done channel before relying on messages, and calls unsubscribe
+// when it stops waiting (also after a failed subscription).
 func (s *redissonSubs) subscribe(ctx context.Context, channel string) (*redissonEntry, error) {
-	c, err := s.conn(ctx, channel)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := c.chans[channel]
-	if ch == nil {
-		ch = &redissonChanState{}
-		c.chans[channel] = ch
-	}
-	if e := ch.entry; e != nil {
-		e.refs++
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errRedissonClosed
+		}
+		e := s.entries[channel]
+		if e != nil && !e.leaving {
+			e.refs++
+			s.mu.Unlock()
+			return e, nil
+		}
+		if e != nil {
+			// The unsubscribe of the last waiters is under way; Redisson's next subscribe of the
+			// channel waits for it behind the channel's semaphore.
+			gone := e.gone
+			s.mu.Unlock()
+			select {
+			case <-gone:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-s.ctx.Done():
+				return nil, errRedissonClosed
+			}
+		}
+		e = &redissonEntry{channel: channel, refs: 1, done: make(chan struct{}), acked: make(chan struct{}),
+			unack: make(chan struct{}), gone: make(chan struct{}), left: make(chan struct{}), latch: make(chan struct{}, 1<<16)}
+		s.entries[channel] = e
+		s.workers.Add(1)
+		s.mu.Unlock()
+		go s.start(e)
 		return e, nil
 	}
-	e := &redissonEntry{conn: c, channel: channel, refs: 1, ready: make(chan struct{}), latch: make(chan struct{}, s.permits)}
-	ch.sent++
-	e.seq = ch.sent
-	ch.entry = e
+}
+
+// lock returns the semaphore of channel.
+func (s *redissonSubs) lock(channel string) chan struct{} {
+	h := fnv.New32a()
+	h.Write([]byte(channel))
+	return s.locks[h.Sum32()%redissonSubscribeLocks]
+}
+
+// start subscribes e's channel: the channel's semaphore, a slot on a connection, SUBSCRIBE and
+// its confirmation, all within the subscribe timeout.
+func (s *redissonSubs) start(e *redissonEntry) {
+	defer s.workers.Done()
+	defer close(e.done)
+	t := time.NewTimer(s.limits.timeout)
+	defer t.Stop()
+	fail := func(format string, a ...any) {
+		s.stats.timeouts.Add(1)
+		e.err = fmt.Errorf("%w: %s: "+format, append([]any{ErrRedissonSubscribeTimeout, e.channel}, a...)...)
+	}
+	sem := s.lock(e.channel)
+	select {
+	case sem <- struct{}{}:
+	case <-t.C:
+		fail("unable to acquire subscription lock after %v", s.limits.timeout)
+		return
+	case <-e.left:
+		e.err = errRedissonLeft
+		return
+	case <-s.ctx.Done():
+		e.err = errRedissonClosed
+		return
+	}
+	defer func() { <-sem }()
+	c, err := s.slot(e, t.C)
+	if err != nil {
+		if errors.Is(err, ErrRedissonSubscribeTimeout) {
+			fail("no free pub/sub slot within %v (%d connections × %d channels in use)", s.limits.timeout, s.limits.maxConns, s.limits.perConn)
+		} else {
+			e.err = err
+		}
+		return
+	}
+	c.mu.Lock()
+	c.chans[e.channel] = e
+	c.mu.Unlock()
 	if s.sharded {
-		err = c.ps.SSubscribe(ctx, channel)
+		err = c.ps.SSubscribe(s.ctx, e.channel)
 	} else {
-		err = c.ps.Subscribe(ctx, channel)
+		err = c.ps.Subscribe(s.ctx, e.channel)
 	}
 	if err != nil {
-		// Not sent: no confirmation will count for it. go-redis resubscribes after reconnecting,
-		// so take the channel off its list again.
-		ch.sent--
-		ch.entry = nil
-		c.unsubscribeLocked(channel, ch)
-		return nil, fmt.Errorf("redisson: subscribe %s: %w", channel, err)
-	}
-	return e, nil
-}
-
-// unsubscribe leaves the waiters of e's channel, unsubscribing if it was the last.
-func (s *redissonSubs) unsubscribe(e *redissonEntry) {
-	c := e.conn
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.refs--; e.refs > 0 {
+		e.err = fmt.Errorf("redisson: subscribe %s: %w", e.channel, err)
 		return
 	}
-	ch := c.chans[e.channel]
-	if ch == nil || ch.entry != e {
-		return
-	}
-	ch.entry = nil
-	c.unsubscribeLocked(e.channel, ch)
-}
-
-// unsubscribeLocked sends the unsubscribe for channel and forgets it once no confirmation is due.
-func (c *redissonPSConn) unsubscribeLocked(channel string, ch *redissonChanState) {
-	// An error means the connection is gone, and with it the subscription; go-redis has already
-	// dropped the channel from the set it resubscribes.
-	if c.s.sharded {
-		_ = c.ps.SUnsubscribe(c.s.ctx, channel)
-	} else {
-		_ = c.ps.Unsubscribe(c.s.ctx, channel)
-	}
-	if ch.acked >= ch.sent {
-		delete(c.chans, channel)
+	s.stats.subscribes.Add(1)
+	select {
+	case <-e.acked:
+		s.mu.Lock()
+		s.live++
+		e.counted = true
+		if s.live > s.stats.peak.Load() {
+			s.stats.peak.Store(s.live)
+		}
+		s.mu.Unlock()
+	case <-t.C:
+		fail("not confirmed within %v", s.limits.timeout)
+	case <-s.ctx.Done():
+		e.err = errRedissonClosed
 	}
 }
 
-// conn returns the connection that carries channel, opening it on first use.
-func (s *redissonSubs) conn(ctx context.Context, channel string) (*redissonPSConn, error) {
+// slot takes a free channel slot for e on a connection to its channel's master, opening a
+// connection while fewer than maxConns are open, else waiting for a slot until expired fires.
+func (s *redissonSubs) slot(e *redissonEntry, expired <-chan time.Time) (*redissonPSConn, error) {
 	addr := ""
 	var master *redis.Client
 	if s.sharded {
 		var err error
-		master, err = s.rdb.(*redis.ClusterClient).MasterForKey(ctx, channel)
+		master, err = s.rdb.(*redis.ClusterClient).MasterForKey(s.ctx, e.channel)
 		if err != nil {
-			return nil, fmt.Errorf("redisson: master of %s: %w", channel, err)
+			return nil, fmt.Errorf("redisson: master of %s: %w", e.channel, err)
 		}
 		addr = master.Options().Addr
 	}
-	h := fnv.New32a()
-	h.Write([]byte(channel))
-	key := redissonConnKey{addr: addr, slot: int(h.Sum32() % RedissonSubscriptionConnections)}
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errRedissonClosed
+		}
+		for _, c := range s.conns[addr] {
+			if c.used < s.limits.perConn {
+				c.used++
+				e.conn = c
+				s.mu.Unlock()
+				return c, nil
+			}
+		}
+		if len(s.conns[addr]) < s.limits.maxConns {
+			c := &redissonPSConn{s: s, chans: map[string]*redissonEntry{}, used: 1}
+			if master != nil {
+				c.ps = master.SSubscribe(s.ctx)
+			} else {
+				c.ps = s.rdb.Subscribe(s.ctx)
+			}
+			s.conns[addr] = append(s.conns[addr], c)
+			e.conn = c
+			s.workers.Add(1)
+			go c.read()
+			s.mu.Unlock()
+			return c, nil
+		}
+		free := s.slotFree
+		s.mu.Unlock()
+		select {
+		case <-free:
+		case <-expired:
+			return nil, ErrRedissonSubscribeTimeout
+		case <-e.left:
+			return nil, errRedissonLeft
+		case <-s.ctx.Done():
+			return nil, errRedissonClosed
+		}
+	}
+}
+
+// unsubscribe leaves the waiters of e's channel; the last one starts the unsubscribe, which
+// Redisson's waiter does not wait for.
+func (s *redissonSubs) unsubscribe(e *redissonEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errRedissonClosed
+	if e.refs--; e.refs > 0 {
+		return
 	}
-	if c := s.conns[key]; c != nil {
-		return c, nil
+	e.leaving = true
+	close(e.left)
+	s.workers.Add(1)
+	go s.stop(e)
+}
+
+// stop unsubscribes e's channel once its subscribe is over, under the channel's semaphore, and
+// frees its slot when Redis confirms.
+func (s *redissonSubs) stop(e *redissonEntry) {
+	defer s.workers.Done()
+	<-e.done
+	subscribed := e.conn != nil && isClosed(e.acked)
+	if e.conn != nil && !subscribed && e.err != nil && !errors.Is(e.err, errRedissonClosed) {
+		// SUBSCRIBE went out but was not confirmed in time: its confirmation may still come,
+		// and the channel must still be unsubscribed.
+		subscribed = true
 	}
-	c := &redissonPSConn{s: s, chans: map[string]*redissonChanState{}}
-	if master != nil {
-		c.ps = master.SSubscribe(s.ctx)
-	} else {
-		c.ps = s.rdb.Subscribe(s.ctx)
+	if subscribed && s.ctx.Err() == nil {
+		sem := s.lock(e.channel)
+		select {
+		case sem <- struct{}{}:
+			c := e.conn
+			var err error
+			if s.sharded {
+				err = c.ps.SUnsubscribe(s.ctx, e.channel)
+			} else {
+				err = c.ps.Unsubscribe(s.ctx, e.channel)
+			}
+			if err == nil {
+				s.stats.unsubscribes.Add(1)
+				t := time.NewTimer(s.limits.timeout)
+				select {
+				case <-e.unack:
+				case <-t.C:
+					s.stats.timeouts.Add(1)
+				case <-s.ctx.Done():
+				}
+				t.Stop()
+			}
+			<-sem
+		case <-s.ctx.Done():
+		}
 	}
-	s.conns[key] = c
-	s.readers.Add(1)
-	go c.read()
-	return c, nil
+	s.mu.Lock()
+	if e.conn != nil {
+		e.conn.mu.Lock()
+		if e.conn.chans[e.channel] == e {
+			delete(e.conn.chans, e.channel)
+		}
+		e.conn.mu.Unlock()
+		e.conn.used--
+		close(s.slotFree)
+		s.slotFree = make(chan struct{})
+	}
+	if e.counted {
+		s.live--
+	}
+	if s.entries[e.channel] == e {
+		delete(s.entries, e.channel)
+	}
+	close(e.gone)
+	s.mu.Unlock()
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // read delivers confirmations and messages until the subscriptions are closed.
 func (c *redissonPSConn) read() {
-	defer c.s.readers.Done()
+	defer c.s.workers.Done()
 	for {
 		msg, err := c.ps.Receive(c.s.ctx)
 		if err != nil {
@@ -211,12 +379,21 @@ func (c *redissonPSConn) read() {
 		}
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
-				c.confirmed(m.Channel)
+			c.mu.Lock()
+			e := c.chans[m.Channel]
+			c.mu.Unlock()
+			if e == nil {
+				continue
+			}
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
+				closeOnce(e.acked) // a second one is go-redis resubscribing after a reconnect
+			case "unsubscribe", "sunsubscribe":
+				closeOnce(e.unack)
 			}
 		case *redis.Message:
 			// Redisson's LockPubSub: an unlock message releases one permit, a read-unlock
-			// message (the read-write lock's write release) as many as there are waiters.
+			// message (the read-write lock's write release) one per waiter blocked right now.
 			switch m.Payload {
 			case redissonUnlockMessage:
 				c.released(m.Channel, false)
@@ -227,43 +404,25 @@ func (c *redissonPSConn) read() {
 	}
 }
 
-// confirmed counts a subscription confirmation for channel and marks the live entry ready once
-// its own confirmation has come.
-func (c *redissonPSConn) confirmed(channel string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := c.chans[channel]
-	if ch == nil {
-		return
-	}
-	// Confirmations beyond the subscribes counted are go-redis resubscribing after a reconnect.
-	if ch.acked < ch.sent {
-		ch.acked++
-	}
-	if e := ch.entry; e != nil && !e.isReady && e.seq <= ch.acked {
-		e.isReady = true
-		close(e.ready)
-	}
-	if ch.entry == nil && ch.acked >= ch.sent {
-		delete(c.chans, channel)
+// closeOnce closes ch unless it is closed; only the connection's reader closes it.
+func closeOnce(ch chan struct{}) {
+	if !isClosed(ch) {
+		close(ch)
 	}
 }
 
-// released hands one permit to the channel's waiters, or one to each of them if all: that many
-// of them will retry.
+// released hands one permit to the channel's waiters, or, if all, one to each waiter blocked
+// at this moment (Redisson's latch.release(latch.getQueueLength())).
 func (c *redissonPSConn) released(channel string, all bool) {
 	c.mu.Lock()
-	var e *redissonEntry
-	n := 1
-	if ch := c.chans[channel]; ch != nil {
-		e = ch.entry
-		if e != nil && all {
-			n = e.refs
-		}
-	}
+	e := c.chans[channel]
 	c.mu.Unlock()
 	if e == nil {
 		return
+	}
+	n := int64(1)
+	if all {
+		n = e.blocked.Load()
 	}
 	for range n {
 		select {
@@ -274,7 +433,23 @@ func (c *redissonPSConn) released(channel string, all bool) {
 	}
 }
 
-// close closes every connection and waits for the readers.
+// waitStats returns the counts so far.
+func (s *redissonSubs) waitStats() WaitStats {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	return WaitStats{
+		Subscribes:        s.stats.subscribes.Load(),
+		Unsubscribes:      s.stats.unsubscribes.Load(),
+		PeakChannels:      s.stats.peak.Load(),
+		Channels:          live,
+		WokenByMessage:    s.stats.woken.Load(),
+		EndedWithoutWake:  s.stats.timed.Load(),
+		SubscribeTimeouts: s.stats.timeouts.Load(),
+	}
+}
+
+// close closes every connection and waits for the goroutines.
 func (s *redissonSubs) close() {
 	s.mu.Lock()
 	s.closed = true
@@ -282,8 +457,10 @@ func (s *redissonSubs) close() {
 	s.conns = nil
 	s.mu.Unlock()
 	s.cancel()
-	for _, c := range conns {
-		c.ps.Close()
+	for _, cs := range conns {
+		for _, c := range cs {
+			c.ps.Close()
+		}
 	}
-	s.readers.Wait()
+	s.workers.Wait()
 }

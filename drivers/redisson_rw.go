@@ -134,6 +134,16 @@ else
 end
 return 1`
 
+// The read-write lock's scripts as sent.
+var (
+	rsReadLock           = newRedissonScript(redissonReadLockLua)
+	rsReadUnlock         = newRedissonScript(redissonReadUnlockLua)
+	rsReadUnlockLatched  = newRedissonScript(withUnlockLatch(redissonReadUnlockLua))
+	rsWriteLock          = newRedissonScript(redissonWriteLockLua)
+	rsWriteUnlock        = newRedissonScript(redissonWriteUnlockLua)
+	rsWriteUnlockLatched = newRedissonScript(withUnlockLatch(redissonWriteUnlockLua))
+)
+
 // redissonRWWorker is a redissonWorker whose Lock and Unlock are an RReadWriteLock's write lock,
 // and RLock and RUnlock its read lock. Its LockMulti still takes RLocks, as Redisson's
 // RedissonMultiLock over getLock(name) does.
@@ -152,7 +162,7 @@ func (w *redissonRWWorker) RLock(ctx context.Context, name string) error {
 	keys := []string{name, redissonRWTimeoutPrefix(name, w.field)}
 	writeField := w.field + ":write"
 	_, err := w.acquire(ctx, redissonRWChannelName(name), -1, func() (time.Duration, bool, error) {
-		pttl, err := l.rdb.Eval(detach(ctx), redissonReadLockLua, keys, l.leaseArg, w.field, writeField).Int64()
+		pttl, err := l.tr.eval(detach(ctx), true, rsReadLock, keys, l.leaseArg, w.field, writeField).Int64()
 		return w.result(name, renewRead, w.field, pttl, err)
 	})
 	return err
@@ -164,7 +174,7 @@ func (w *redissonRWWorker) Lock(ctx context.Context, name string) error {
 	keys := []string{name}
 	writeField := w.field + ":write"
 	_, err := w.acquire(ctx, redissonRWChannelName(name), -1, func() (time.Duration, bool, error) {
-		pttl, err := l.rdb.Eval(detach(ctx), redissonWriteLockLua, keys, l.leaseArg, writeField).Int64()
+		pttl, err := l.tr.eval(detach(ctx), true, rsWriteLock, keys, l.leaseArg, writeField).Int64()
 		return w.result(name, renewLock, writeField, pttl, err)
 	})
 	return err
@@ -188,7 +198,7 @@ func (w *redissonRWWorker) result(name string, kind redissonRenewKind, field str
 // RUnlock implements RWWorker.
 func (w *redissonRWWorker) RUnlock(ctx context.Context, name string) error {
 	l := w.l
-	_, err := l.rdb.Eval(detach(ctx), redissonReadUnlockLua,
+	_, err := l.unlockCall(detach(ctx), name, rsReadUnlock, rsReadUnlockLatched,
 		[]string{name, redissonRWChannelName(name), redissonRWTimeoutPrefix(name, w.field), redissonKeyPrefix(name)},
 		redissonUnlockMessage, w.field, l.publish).Int64()
 	if l.wd != nil {
@@ -207,7 +217,7 @@ func (w *redissonRWWorker) RUnlock(ctx context.Context, name string) error {
 func (w *redissonRWWorker) Unlock(ctx context.Context, name string) error {
 	l := w.l
 	writeField := w.field + ":write"
-	_, err := l.rdb.Eval(detach(ctx), redissonWriteUnlockLua, []string{name, redissonRWChannelName(name)},
+	_, err := l.unlockCall(detach(ctx), name, rsWriteUnlock, rsWriteUnlockLatched, []string{name, redissonRWChannelName(name)},
 		redissonReadUnlockMessage, l.leaseArg, writeField, l.publish).Int64()
 	if l.wd != nil {
 		l.wd.remove(name, renewLock, writeField)

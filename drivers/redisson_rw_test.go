@@ -18,11 +18,21 @@ import (
 
 // noKeysLeft fails the test if the server at rdb holds any key: every lock, timeout key, queue
 // and deadline set must be gone once all holds are released.
+//
+// Redisson 3.52's unlock latches (redisson_unlock_latch:…) stay until their PX by design; they
+// are left out, unless one has no TTL.
 func noKeysLeft(t *testing.T, rdb *redis.Client) {
 	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "*").Result()
+	all, err := rdb.Keys(context.Background(), "*").Result()
 	if err != nil {
 		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range all {
+		if strings.HasPrefix(k, "redisson_unlock_latch:") && rdb.PTTL(context.Background(), k).Val() > 0 {
+			continue
+		}
+		keys = append(keys, k)
 	}
 	if len(keys) != 0 {
 		t.Fatalf("keys left after every release: %v", keys)
@@ -46,7 +56,7 @@ func TestRedissonRWProtocol(t *testing.T) {
 	cfg := single(t)
 	cfg.Needs = drivers.KindRW
 	l := openWith(t, "redisson", cfg)
-	if s := l.Settings(); !strings.HasPrefix(s["lock"], "RReadWriteLock") || !strings.Contains(s["protocol"], "Redisson 3.22") {
+	if s := l.Settings(); !strings.HasPrefix(s["lock"], "RReadWriteLock") || !strings.Contains(s["protocol"], "Redisson "+drivers.RedissonDefaultVersion) {
 		t.Errorf("settings %v: want the lock kind and the protocol version", s)
 	}
 	rdb := inspect(t, cfg.Addrs[0])

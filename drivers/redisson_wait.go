@@ -2,7 +2,7 @@ package drivers
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 )
 
@@ -15,8 +15,8 @@ type redissonAttempt func() (ttl time.Duration, ok bool, err error)
 // join the waiters on channel and wait for the subscription; then attempt again after each
 // wake-up message or after the TTL the attempt returned, whichever comes first.
 //
-// With wait negative it waits until ctx ends (lock()); a subscription not confirmed within
-// RedissonSubscribeTimeout is an error. Otherwise it gives up after wait (tryLock(wait)), and
+// With wait negative it waits until ctx ends (lock()); a subscription not in place within the
+// subscribe timeout is an error wrapping ErrRedissonSubscribeTimeout. Otherwise it gives up after wait (tryLock(wait)), and
 // reports false, not an error, when wait runs out, the subscription included.
 func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.Duration, attempt redissonAttempt) (bool, error) {
 	l := w.l
@@ -43,33 +43,42 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 	}
 	defer l.subs.unsubscribe(e)
 	// Redisson waits for the subscription before it tries again, so that a release between its
-	// attempt and the SUBSCRIBE is not missed.
-	subWait, bounded := RedissonSubscribeTimeout, false
+	// attempt and the SUBSCRIBE is not missed. The subscription bounds its own wait by the
+	// subscribe timeout; a tryLock's wait may end it sooner.
+	var bound <-chan time.Time
 	if wait >= 0 {
-		if d := time.Until(deadline); d < subWait {
-			subWait, bounded = d, true
+		if w.timer == nil {
+			w.timer = time.NewTimer(time.Until(deadline))
+		} else {
+			w.timer.Reset(time.Until(deadline))
 		}
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(subWait)
-	} else {
-		w.timer.Reset(subWait)
+		bound = w.timer.C
 	}
 	select {
-	case <-e.ready:
-		w.timer.Stop()
-	case <-w.timer.C:
-		if bounded {
-			return false, nil
+	case <-e.done:
+		if w.timer != nil {
+			w.timer.Stop()
 		}
-		return false, fmt.Errorf("redisson: subscription to %s not confirmed within %v", channel, RedissonSubscribeTimeout)
+		if e.err != nil {
+			if wait >= 0 && errors.Is(e.err, ErrRedissonSubscribeTimeout) {
+				return false, nil // tryLock logs a failed subscription and returns false
+			}
+			return false, e.err
+		}
+	case <-bound:
+		return false, nil
 	case <-ctx.Done():
-		w.timer.Stop()
+		if w.timer != nil {
+			w.timer.Stop()
+		}
 		return false, ctx.Err()
 	case <-l.subs.done():
-		w.timer.Stop()
+		if w.timer != nil {
+			w.timer.Stop()
+		}
 		return false, errRedissonClosed
 	}
+	stats := &l.subs.stats
 	for {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -93,17 +102,30 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 		}
 		var expired <-chan time.Time
 		if sleep >= 0 {
-			w.timer.Reset(sleep)
+			if w.timer == nil {
+				w.timer = time.NewTimer(sleep)
+			} else {
+				w.timer.Reset(sleep)
+			}
 			expired = w.timer.C
 		}
+		e.blocked.Add(1)
 		select {
 		case <-e.latch:
+			stats.woken.Add(1)
 		case <-expired:
+			stats.timed.Add(1)
 		case <-ctx.Done():
 		case <-l.subs.done():
-			w.timer.Stop()
+			e.blocked.Add(-1)
+			if w.timer != nil {
+				w.timer.Stop()
+			}
 			return false, errRedissonClosed
 		}
-		w.timer.Stop()
+		e.blocked.Add(-1)
+		if w.timer != nil {
+			w.timer.Stop()
+		}
 	}
 }

@@ -3,11 +3,10 @@ package drivers
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // redissonRenewLua extends the lease if the owner field still holds the lock.
@@ -50,12 +49,39 @@ const (
 	renewRead
 )
 
-// redissonWatchdog renews leases the way Redisson 3.x did before its batched renewals (3.44): one
-// timer per held lock, firing lease/3 after the lock was taken or last renewed, each sending its
-// own renewal script and rescheduling itself while the lock is still held. It is safe for
+// redissonRenewBatchLua extends the leases of up to redissonRenewBatch locks of one slot, each if
+// its owner field still holds it, as Redisson 3.44+'s LockRenewalScheduler does.
+// KEYS the locks; ARGV[1] lease ms, ARGV[1+i] the owner field of KEYS[i]. Returns one 1 (renewed)
+// or 0 (not held) per lock.
+const redissonRenewBatchLua = `
+local renewed = {}
+for i = 1, #KEYS do
+  if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then
+    redis.call('pexpire', KEYS[i], ARGV[1])
+    renewed[i] = 1
+  else
+    renewed[i] = 0
+  end
+end
+return renewed`
+
+// The renewal scripts as sent.
+var (
+	rsRenew      = newRedissonScript(redissonRenewLua)
+	rsReadRenew  = newRedissonScript(redissonReadRenewLua)
+	rsRenewBatch = newRedissonScript(redissonRenewBatchLua)
+)
+
+// redissonWatchdog renews leases the way the profile's Redisson does. Before 3.44: one timer per
+// held lock, firing lease/3 after the lock was taken or last renewed, each sending its own
+// renewal script and rescheduling itself while the lock is still held. From 3.44 (batched): one
+// timer per client, every lease/3, renewing the held locks up to redissonRenewBatch per script,
+// grouped by hash tag so that each script's keys share a slot (read-write locks' read holds,
+// whose renewal touches every reader's timeout keys, still one script each). It is safe for
 // concurrent use.
 type redissonWatchdog struct {
-	rdb      redis.UniversalClient
+	tr       *redissonTransport
+	batched  bool
 	leaseArg string
 	interval time.Duration
 	ctx      context.Context // ended by close: renewals in flight give up
@@ -86,14 +112,19 @@ type redissonRenewKey struct {
 	kind redissonRenewKind
 }
 
-func newRedissonWatchdog(rdb redis.UniversalClient, lease time.Duration) *redissonWatchdog {
+func newRedissonWatchdog(tr *redissonTransport, lease time.Duration) *redissonWatchdog {
 	wd := &redissonWatchdog{
-		rdb:      rdb,
+		tr:       tr,
+		batched:  tr.profile.batchedRenewals,
 		leaseArg: msString(lease),
 		interval: lease / 3,
 		entries:  map[redissonRenewKey]*redissonRenewal{},
 	}
 	wd.ctx, wd.cancel = context.WithCancel(context.Background())
+	if wd.batched {
+		wd.running.Add(1)
+		go wd.tick()
+	}
 	return wd
 }
 
@@ -110,7 +141,9 @@ func (wd *redissonWatchdog) add(name string, kind redissonRenewKind, field strin
 		return
 	}
 	e := &redissonRenewal{name: name, kind: kind, fields: []string{field}}
-	e.timer = time.AfterFunc(wd.interval, func() { wd.renew(e) })
+	if !wd.batched {
+		e.timer = time.AfterFunc(wd.interval, func() { wd.renew(e) })
+	}
 	wd.entries[k] = e
 }
 
@@ -129,7 +162,9 @@ func (wd *redissonWatchdog) remove(name string, kind redissonRenewKind, field st
 		e.fields = slices.Delete(e.fields, i, i+1)
 	}
 	if len(e.fields) == 0 {
-		e.timer.Stop()
+		if e.timer != nil {
+			e.timer.Stop()
+		}
 		delete(wd.entries, k)
 	}
 }
@@ -155,9 +190,9 @@ func (wd *redissonWatchdog) renew(e *redissonRenewal) {
 	var n int64
 	var err error
 	if e.kind == renewRead {
-		n, err = wd.rdb.Eval(ctx, redissonReadRenewLua, []string{e.name, redissonKeyPrefix(e.name)}, wd.leaseArg, field).Int64()
+		n, err = wd.tr.eval(ctx, true, rsReadRenew, []string{e.name, redissonKeyPrefix(e.name)}, wd.leaseArg, field).Int64()
 	} else {
-		n, err = wd.rdb.Eval(ctx, redissonRenewLua, []string{e.name}, wd.leaseArg, field).Int64()
+		n, err = wd.tr.eval(ctx, true, rsRenew, []string{e.name}, wd.leaseArg, field).Int64()
 	}
 	cancel()
 
@@ -180,10 +215,102 @@ func (wd *redissonWatchdog) close() {
 	wd.mu.Lock()
 	wd.closed = true
 	for _, e := range wd.entries {
-		e.timer.Stop()
+		if e.timer != nil {
+			e.timer.Stop()
+		}
 	}
 	wd.entries = nil
 	wd.mu.Unlock()
 	wd.cancel()
 	wd.running.Wait()
+}
+
+// tick is the batched watchdog's timer: every interval it renews every held lock.
+func (wd *redissonWatchdog) tick() {
+	defer wd.running.Done()
+	t := time.NewTicker(wd.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-wd.ctx.Done():
+			return
+		case <-t.C:
+			wd.renewAll()
+		}
+	}
+}
+
+// renewAll sends the batched renewals of one tick and forgets the locks no longer held.
+func (wd *redissonWatchdog) renewAll() {
+	wd.mu.Lock()
+	if wd.closed {
+		wd.mu.Unlock()
+		return
+	}
+	groups := map[string][]*redissonRenewal{}
+	var reads []*redissonRenewal
+	fields := map[*redissonRenewal]string{}
+	for _, e := range wd.entries {
+		if len(e.fields) == 0 {
+			continue
+		}
+		fields[e] = e.fields[0]
+		if e.kind == renewRead {
+			reads = append(reads, e)
+			continue
+		}
+		tag := clusterHashTag(e.name)
+		groups[tag] = append(groups[tag], e)
+	}
+	wd.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(wd.ctx, 2*wd.interval)
+	defer cancel()
+	var dropped []*redissonRenewal
+	for _, g := range groups {
+		for chunk := range slices.Chunk(g, redissonRenewBatch) {
+			keys := make([]string, len(chunk))
+			args := make([]any, 1, len(chunk)+1)
+			args[0] = wd.leaseArg
+			for i, e := range chunk {
+				keys[i] = e.name
+				args = append(args, fields[e])
+			}
+			res, err := wd.tr.eval(ctx, true, rsRenewBatch, keys, args...).Int64Slice()
+			for i, e := range chunk {
+				if err != nil || i >= len(res) || res[i] == 0 {
+					dropped = append(dropped, e)
+				} else {
+					wd.renewals.Add(1)
+				}
+			}
+		}
+	}
+	for _, e := range reads {
+		n, err := wd.tr.eval(ctx, true, rsReadRenew, []string{e.name, redissonKeyPrefix(e.name)}, wd.leaseArg, fields[e]).Int64()
+		if err != nil || n == 0 {
+			dropped = append(dropped, e)
+		} else {
+			wd.renewals.Add(1)
+		}
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	for _, e := range dropped {
+		k := redissonRenewKey{e.name, e.kind}
+		if wd.entries[k] == e {
+			delete(wd.entries, k)
+		}
+	}
+}
+
+// clusterHashTag is the part of key a Redis cluster hashes: the text between the first '{' and
+// the next '}' when not empty, else the whole key. Keys with the same tag share a slot.
+func clusterHashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
 }

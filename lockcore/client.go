@@ -140,6 +140,14 @@ type Stats struct {
 	// QueueWait is the mean time a queued operation waited before its call was sent: the latency
 	// batching adds.
 	QueueWait time.Duration
+	// Subscribes and Unsubscribes are the (S)SUBSCRIBE and (S)UNSUBSCRIBE commands sent for
+	// waiters' unlock channels (the lock kinds that wait on pub/sub).
+	Subscribes, Unsubscribes int64
+	// Channels is how many channels are subscribed now; PeakChannels the most at once.
+	Channels, PeakChannels int64
+	// WakeUps is waits on a channel ended by an unlock message (or a permit one left);
+	// TimedWaits those ended by their timer (the lock's TTL) with no message: missed wake-ups.
+	WakeUps, TimedWaits int64
 }
 
 // counters are the live Stats.
@@ -147,6 +155,19 @@ type counters struct {
 	attempts, failed, handoffs, passes, yields atomic.Int64
 	batches, batchedOps, queued, queueWait     atomic.Int64
 	doubts, resolved, refused                  atomic.Int64
+	subscribes, unsubscribes, channels, peak   atomic.Int64
+	wakeUps, timedWaits                        atomic.Int64
+}
+
+// channelUp counts a confirmed subscription in the live channels and their peak.
+func (s *counters) channelUp() {
+	n := s.channels.Add(1)
+	for {
+		p := s.peak.Load()
+		if n <= p || s.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 // Stats returns the Client's counts so far.
@@ -165,6 +186,12 @@ func (c *Client) Stats() Stats {
 		Queued:         q,
 		BatchedOps:     c.stats.batchedOps.Load(),
 		QueueWait:      batchWait(c.stats.queueWait.Load(), q),
+		Subscribes:     c.stats.subscribes.Load(),
+		Unsubscribes:   c.stats.unsubscribes.Load(),
+		Channels:       c.stats.channels.Load(),
+		PeakChannels:   c.stats.peak.Load(),
+		WakeUps:        c.stats.wakeUps.Load(),
+		TimedWaits:     c.stats.timedWaits.Load(),
 	}
 }
 

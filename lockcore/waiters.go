@@ -2,6 +2,7 @@ package lockcore
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -100,17 +101,19 @@ func (t *waitTable) park(q *waitQueue, timer <-chan time.Time, done <-chan struc
 	if q.permits > 0 {
 		q.permits--
 		t.mu.Unlock()
+		t.c.stats.wakeUps.Add(1)
 		return true
 	}
 	w := waiterPool.Get().(*waiter)
 	q.parked = append(q.parked, w)
 	t.mu.Unlock()
 
-	woken := false
+	woken, timedOut := false, false
 	select {
 	case <-w.wake:
 		woken = true
 	case <-timer:
+		timedOut = true
 	case <-done:
 	}
 	if !woken {
@@ -124,6 +127,12 @@ func (t *waitTable) park(q *waitQueue, timer <-chan time.Time, done <-chan struc
 		t.mu.Unlock()
 	}
 	waiterPool.Put(w)
+	switch {
+	case woken:
+		t.c.stats.wakeUps.Add(1)
+	case timedOut:
+		t.c.stats.timedWaits.Add(1)
+	}
 	return woken
 }
 
@@ -196,10 +205,13 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 		}
 		confirmed := make(chan struct{})
 		var confirmOnce sync.Once
+		var counted atomic.Bool // this subscription is counted in the live channels
 		again := confirmedBefore
 		ctx := rueidis.WithOnSubscriptionHook(t.c.ctx, func(s rueidis.PubSubSubscription) {
 			if s.Kind == kind {
 				confirmOnce.Do(func() {
+					counted.Store(true)
+					t.c.stats.channelUp()
 					close(confirmed)
 					if again {
 						// Messages published while the subscription was down are lost: every
@@ -224,9 +236,11 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			case <-ended:
 				return
 			}
+			t.c.stats.unsubscribes.Add(1)
 			rdb.Do(t.c.ctx, t.c.unsubscribeCmd(q.channel))
 		}()
 		confirmedBefore = true
+		t.c.stats.subscribes.Add(1)
 		err := rdb.Receive(ctx, t.c.subscribeCmd(q.channel), func(m rueidis.PubSubMessage) {
 			if m.Message == wakeAllMessage {
 				t.wakeAll(q)
@@ -235,6 +249,9 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			}
 		})
 		close(ended)
+		if counted.Load() {
+			t.c.stats.channels.Add(-1)
+		}
 		if err == nil {
 			// Unsubscribed: by us (stop is closed and the loop ends), or by someone else.
 			continue

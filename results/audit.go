@@ -17,6 +17,11 @@ type Audit struct {
 	// FencingCounters is the fencing token counters found (redisson_lock_token:{name}): kept
 	// after a run on purpose, without TTL, and not leftovers.
 	FencingCounters int64 `json:"fencing_counters"`
+	// UnlockLatches is Redisson's unlock latch keys found with a TTL
+	// (redisson_unlock_latch:{name}:<request id>): the redisson driver's 3.52 profile leaves
+	// them to expire, as Redisson 3.52 does, and they are not leftovers. A latch without a TTL
+	// is one.
+	UnlockLatches int64 `json:"unlock_latches,omitempty"`
 	// Keys lists up to MaxAuditKeys leftovers.
 	Keys []LeftoverKey `json:"keys,omitempty"`
 	// Error says why the scan did not finish; its counts are then a lower bound.

@@ -184,6 +184,20 @@ func MergeProcesses(parts []Run) (Run, error) {
 			m.DriverCounts.FailedAttempts += d.FailedAttempts
 			m.DriverCounts.LocalHandoffs += d.LocalHandoffs
 		}
+		if w := p.Waiting; w != nil {
+			// Every process has its own client and subscriptions: counts add up, and the sum of
+			// the processes' peaks bounds the fleet's peak from above.
+			if m.Waiting == nil {
+				m.Waiting = &WaitCounts{}
+			}
+			m.Waiting.Subscribes += w.Subscribes
+			m.Waiting.Unsubscribes += w.Unsubscribes
+			m.Waiting.PeakChannels += w.PeakChannels
+			m.Waiting.ChannelsAfter += w.ChannelsAfter
+			m.Waiting.WokenByMessage += w.WokenByMessage
+			m.Waiting.EndedWithoutWake += w.EndedWithoutWake
+			m.Waiting.SubscribeTimeouts += w.SubscribeTimeouts
+		}
 		if p.StartedAt.Before(m.StartedAt) {
 			m.StartedAt = p.StartedAt
 		}

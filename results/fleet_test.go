@@ -137,3 +137,24 @@ func TestJain(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeProcessesAddsWaiting checks that the processes' pub/sub waiting counts add up, with
+// the subscribes per acquisition of the merged run.
+func TestMergeProcessesAddsWaiting(t *testing.T) {
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	parts := []Run{processRun(t, 0, 2, start, 100*time.Microsecond, 50), processRun(t, 1, 2, start, 100*time.Microsecond, 150)}
+	parts[0].SetWaiting(WaitCounts{Subscribes: 10, Unsubscribes: 9, PeakChannels: 4, ChannelsAfter: 1, WokenByMessage: 30, EndedWithoutWake: 2, SubscribeTimeouts: 3})
+	parts[1].SetWaiting(WaitCounts{Subscribes: 30, Unsubscribes: 30, PeakChannels: 6, WokenByMessage: 70, EndedWithoutWake: 5})
+	m, err := MergeProcesses(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := m.Waiting
+	if w == nil || w.Subscribes != 40 || w.Unsubscribes != 39 || w.PeakChannels != 10 || w.ChannelsAfter != 1 ||
+		w.WokenByMessage != 100 || w.EndedWithoutWake != 7 || w.SubscribeTimeouts != 3 {
+		t.Fatalf("merged waiting %+v: want the sums", w)
+	}
+	if want := 40 / float64(m.Acquisitions); math.Abs(w.SubscribesPerAcquisition-want) > 1e-12 {
+		t.Errorf("subscribes per acquisition %g, want %g", w.SubscribesPerAcquisition, want)
+	}
+}

@@ -44,6 +44,9 @@ var Metrics = []Metric{
 	{Name: "redis-cpu", Unit: "µs/acq", Label: "redis cpu/acq", Value: positive(func(r *Run) float64 { return r.ServerCPUPerAcquisitionUS })},
 	{Name: "failed-attempts", Unit: "attempts/acq", Label: "failed/acq", Value: driverCounted(func(d *DriverCounts) float64 { return d.FailedAttemptsPerAcquisition })},
 	{Name: "handoffs", Unit: "handoffs/acq", Label: "handoffs/acq", HigherIsBetter: true, Value: driverCounted(func(d *DriverCounts) float64 { return d.LocalHandoffsPerAcquisition })},
+	{Name: "subscribes", Unit: "subs/acq", Label: "subs/acq", Value: waitCounted(func(w *WaitCounts) float64 { return w.SubscribesPerAcquisition })},
+	{Name: "subscribe-timeouts", Label: "subscribe timeouts", Count: true, Value: waitCounted(func(w *WaitCounts) float64 { return float64(w.SubscribeTimeouts) })},
+	{Name: "missed-wakeups", Label: "missed wake-ups", Count: true, Value: waitCounted(func(w *WaitCounts) float64 { return float64(w.EndedWithoutWake) })},
 	{Name: "errors", Label: "errors", Count: true, Value: always(func(r *Run) float64 { return float64(r.Errors) })},
 	{Name: "violations", Label: "violations", Count: true, Value: always(func(r *Run) float64 { return float64(r.Violations) })},
 	{Name: "fencing-violations", Label: "fencing violations", Count: true, Value: always(func(r *Run) float64 { return float64(r.FencingViolations) })},
@@ -94,6 +97,17 @@ func driverCounted(f func(*DriverCounts) float64) func(*Run) (float64, bool) {
 			return 0, false
 		}
 		return f(r.DriverCounts), true
+	}
+}
+
+// waitCounted reads a figure of the driver's pub/sub waiting, which only drivers that wait on
+// pub/sub count (see WaitCounts).
+func waitCounted(f func(*WaitCounts) float64) func(*Run) (float64, bool) {
+	return func(r *Run) (float64, bool) {
+		if r.Waiting == nil {
+			return 0, false
+		}
+		return f(r.Waiting), true
 	}
 }
 

@@ -148,6 +148,10 @@ type Run struct {
 	// that keep one (nil otherwise): why cmds/acq and the latencies are what they are.
 	DriverCounts *DriverCounts `json:"driver_counts,omitempty"`
 
+	// Waiting is how the driver's waiters waited on pub/sub over the measured phase, for drivers
+	// that count it (nil otherwise, and for drivers that wait by polling).
+	Waiting *WaitCounts `json:"waiting,omitempty"`
+
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete_reason,omitempty"`
 	// Aborted is the threshold that stopped the measured phase early (lockbench run
@@ -297,6 +301,40 @@ func (r *Run) SetDriverCounts(attempts, failed, handoffs int64) {
 	r.setRatios()
 }
 
+// WaitCounts are a driver's pub/sub waiting over the measured phase (see drivers.WaitStats),
+// with ratios to the run's acquisitions. It is a plain value.
+type WaitCounts struct {
+	// Subscribes and Unsubscribes are the (S)SUBSCRIBE and (S)UNSUBSCRIBE commands sent.
+	Subscribes   int64 `json:"subscribes"`
+	Unsubscribes int64 `json:"unsubscribes"`
+	// PeakChannels is the most channels the client had subscribed at once.
+	PeakChannels int64 `json:"peak_channels"`
+	// ChannelsAfter is the channels still subscribed once the workers had stopped and their
+	// unsubscribes had had up to WaitSettle to go through: leaked subscriptions.
+	ChannelsAfter int64 `json:"channels_after"`
+	// WokenByMessage is waits ended by a wake-up message; EndedWithoutWake those ended by their
+	// timer (the lock's TTL, or a bounded wait) with no message: missed wake-ups.
+	WokenByMessage   int64 `json:"woken_by_message"`
+	EndedWithoutWake int64 `json:"ended_without_wake"`
+	// SubscribeTimeouts is subscriptions that failed for want of time (Redisson's "Subscribe
+	// timeout" and "Unable to acquire subscription lock").
+	SubscribeTimeouts int64 `json:"subscribe_timeouts"`
+
+	SubscribesPerAcquisition   float64 `json:"subscribes_per_acquisition"`
+	UnsubscribesPerAcquisition float64 `json:"unsubscribes_per_acquisition"`
+}
+
+// WaitSettle is how long a run waits after its workers stop for their unsubscribes to go
+// through before it counts the channels still subscribed.
+const WaitSettle = 2 * time.Second
+
+// SetWaiting records the driver's pub/sub waiting over the measured phase. It may be called
+// before or after Fill. It is not safe for concurrent use on the same Run.
+func (r *Run) SetWaiting(w WaitCounts) {
+	r.Waiting = &w
+	r.setRatios()
+}
+
 // SetClientCPU records lockbench's own CPU time over the measured phase. It
 // may be called before or after Fill. It is not safe for concurrent use on
 // the same Run.
@@ -313,6 +351,10 @@ func (r *Run) setRatios() {
 	if d := r.DriverCounts; d != nil {
 		d.FailedAttemptsPerAcquisition = perAcquisition(d.FailedAttempts, r.Acquisitions)
 		d.LocalHandoffsPerAcquisition = perAcquisition(d.LocalHandoffs, r.Acquisitions)
+	}
+	if w := r.Waiting; w != nil {
+		w.SubscribesPerAcquisition = perAcquisition(w.Subscribes, r.Acquisitions)
+		w.UnsubscribesPerAcquisition = perAcquisition(w.Unsubscribes, r.Acquisitions)
 	}
 }
 

@@ -99,3 +99,23 @@ func TestSetCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitingMetrics checks the pub/sub waiting metrics: read from a run that counted its
+// waiting, not measured for one that did not (a polling driver).
+func TestWaitingMetrics(t *testing.T) {
+	counted := Run{Acquisitions: 200}
+	counted.SetWaiting(WaitCounts{Subscribes: 50, SubscribeTimeouts: 3, EndedWithoutWake: 4})
+	polling := Run{Acquisitions: 200}
+	for name, want := range map[string]float64{"subscribes": 0.25, "subscribe-timeouts": 3, "missed-wakeups": 4} {
+		m, ok := LookupMetric(name)
+		if !ok {
+			t.Fatalf("no metric %q", name)
+		}
+		if v, ok := m.Value(&counted); !ok || v != want {
+			t.Errorf("%s = %g, %v; want %g", name, v, ok, want)
+		}
+		if _, ok := m.Value(&polling); ok {
+			t.Errorf("%s measured for a run that did not count its waiting", name)
+		}
+	}
+}

@@ -53,6 +53,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	}
 	writeNet(&buf, runs)
 	writeOpenLoop(&buf, runs)
+	writeWaiting(&buf, runs)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeNodes(&buf, groups, label)
 	writeCapacity(&buf, groups, repeated)
@@ -256,4 +257,25 @@ func writeNet(buf *bytes.Buffer, runs []Run) {
 		return
 	}
 	fmt.Fprintf(buf, "network between clients and Redis: %s (in-process proxies; latency is one way, each round trip gains twice it).\n", strings.Join(seen, "; "))
+}
+
+// writeWaiting adds the pub/sub waiting table when a run counted it (see WaitCounts).
+func writeWaiting(buf *bytes.Buffer, runs []Run) {
+	if !slices.ContainsFunc(runs, func(r Run) bool { return r.Waiting != nil }) {
+		return
+	}
+	buf.WriteString("\nwaiting on pub/sub (missed: waits ended by the TTL or a bound, not a message; -: the driver waits by polling or does not count):\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "driver\ttopology\tconc\tkeys\tsubs/acq\tunsubs/acq\tpeak channels\twoken\tmissed\tsubscribe timeouts\tchannels after")
+	for _, r := range runs {
+		w := r.Waiting
+		if w == nil {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t-\t-\t-\t-\t-\t-\t-\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys,
+			w.SubscribesPerAcquisition, w.UnsubscribesPerAcquisition, w.PeakChannels, w.WokenByMessage, w.EndedWithoutWake,
+			w.SubscribeTimeouts, w.ChannelsAfter)
+	}
+	tw.Flush()
 }

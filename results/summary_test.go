@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -161,6 +162,37 @@ func TestLatency(t *testing.T) {
 	for _, tt := range tests {
 		if got := latency(tt.us); got != tt.want {
 			t.Errorf("latency(%v) = %q, want %q", tt.us, got, tt.want)
+		}
+	}
+}
+
+// TestWriteSummaryWaiting checks the pub/sub waiting table: counted drivers with their figures,
+// a polling driver as "-", and no table when no run counted.
+func TestWriteSummaryWaiting(t *testing.T) {
+	runs := []Run{
+		{Driver: "redisson", Workload: "contention", Topology: "single", Concurrency: 2000, Keys: 1000, Acquisitions: 400},
+		{Driver: "naive", Workload: "contention", Topology: "single", Concurrency: 2000, Keys: 1000, Acquisitions: 100},
+	}
+	var plain bytes.Buffer
+	if err := WriteSummary(&plain, runs); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain.Bytes(), []byte("waiting on pub/sub")) {
+		t.Errorf("waiting table without any run that counted:\n%s", plain.Bytes())
+	}
+	runs[0].SetWaiting(WaitCounts{Subscribes: 100, Unsubscribes: 96, PeakChannels: 250, ChannelsAfter: 4, WokenByMessage: 300, EndedWithoutWake: 7, SubscribeTimeouts: 12})
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	_, table, ok := strings.Cut(out, "waiting on pub/sub")
+	if !ok {
+		t.Fatalf("no waiting table:\n%s", out)
+	}
+	for _, want := range []string{"0.250     0.240       250            300    7       12                  4", "naive     single    2000  1000  -"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("waiting table lacks %q:\n%s", want, table)
 		}
 	}
 }

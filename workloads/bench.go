@@ -140,6 +140,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if counting != nil {
 		countsBefore = counting.Counters()
 	}
+	waiting, _ := locker.(drivers.WaitCountingLocker)
+	var waitBefore drivers.WaitStats
+	if waiting != nil {
+		waitBefore = waiting.WaitStats()
+	}
 	renewalsBefore := renewalCount(locker)
 	timeline := results.NewTimelineRecorder(ph.Recorders, p.TimelineInterval)
 	phaseCtx, abortPhase := context.WithCancelCause(ctx)
@@ -180,6 +185,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 			run.SetDriverCounts(d.Attempts, d.FailedAttempts, d.LocalHandoffs)
 		}
 	}
+	recordWaiting(ctx, &run, waiting, waitBefore)
 	run.Timeline = tl
 	recordPacing(&run, &cfg, ph)
 	run.SetWorkerFairness(results.WorkerAcquisitions(ph.Recorders))
@@ -278,4 +284,34 @@ func watch(p Plan, ph *Phase, name string, planned time.Duration, fn func()) {
 	fn()
 	close(stop)
 	<-exited
+}
+
+// recordWaiting records the driver's pub/sub waiting over the measured phase, if it counts it.
+// The channels still subscribed are read once the unsubscribes of the stopped workers have had
+// up to results.WaitSettle to go through.
+func recordWaiting(ctx context.Context, run *results.Run, l drivers.WaitCountingLocker, before drivers.WaitStats) {
+	if l == nil {
+		return
+	}
+	d := l.WaitStats().Sub(before)
+	settle := time.NewTimer(results.WaitSettle)
+	defer settle.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	channels := d.Channels
+settling:
+	for channels > 0 {
+		select {
+		case <-settle.C:
+			break settling
+		case <-ctx.Done():
+			break settling
+		case <-tick.C:
+			channels = l.WaitStats().Channels
+		}
+	}
+	run.SetWaiting(results.WaitCounts{
+		Subscribes: d.Subscribes, Unsubscribes: d.Unsubscribes, PeakChannels: d.PeakChannels, ChannelsAfter: channels,
+		WokenByMessage: d.WokenByMessage, EndedWithoutWake: d.EndedWithoutWake, SubscribeTimeouts: d.SubscribeTimeouts,
+	})
 }

@@ -95,3 +95,38 @@ func TestProcessCPUAdvances(t *testing.T) {
 		t.Fatalf("CPU time %v then %v after %d busy iterations", before, after, x)
 	}
 }
+
+// TestRunRecordsWaiting checks that a run of a driver that waits on pub/sub records its waiting
+// (here the redisson driver, 16 workers on 2 keys held 2 ms: waiters subscribe and are woken by
+// messages, and nothing stays subscribed), and that a polling driver's run records none.
+func TestRunRecordsWaiting(t *testing.T) {
+	srv := redistest.NewServer(t)
+	for _, c := range []struct {
+		driver  string
+		counted bool
+	}{{"redisson:version=3.43", true}, {"naive", false}} {
+		d, err := drivers.Parse(c.driver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := Run(context.Background(), Plan{
+			Workload: Contention{},
+			Config:   Config{Concurrency: 16, Keys: 2, Hold: 2 * time.Millisecond, Duration: 300 * time.Millisecond, Warmup: -1},
+			Driver:   d,
+			Target:   drivers.Config{Topology: "single", Addrs: srv.Addrs()},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := run.Waiting
+		if !c.counted {
+			if w != nil {
+				t.Errorf("%s: waiting %+v recorded for a polling driver", c.driver, w)
+			}
+			continue
+		}
+		if w == nil || w.Subscribes == 0 || w.WokenByMessage == 0 || w.PeakChannels == 0 || w.PeakChannels > 2 || w.ChannelsAfter != 0 {
+			t.Errorf("%s: waiting %+v: want subscribes, wake-ups, at most 2 channels at once and none left", c.driver, w)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package drivers
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// redissonProfile is what one Redisson release does on the wire and in its client, as far as it
+// changes the load on Redis or the latency of a lock call. The profiles are written from
+// Redisson's source at the tag they name (RedissonLock, RedissonBaseLock, RedissonFairLock,
+// RedissonReadLock, RedissonWriteLock, RedissonMultiLock, LockPubSub, PublishSubscribeService,
+// CommandAsyncService, LockRenewalScheduler); testdata/redisson-traces holds the command traces
+// that pin them.
+type redissonProfile struct {
+	// version is the Redisson release, "3.23", "3.43" or "3.52".
+	version string
+	// unlockLatch: the unlock scripts read a latch key first and set it with a PX before they
+	// return, and the client DELs it after the reply (3.24+), so that an unlock sent again after
+	// a lost reply returns the first outcome.
+	unlockLatch bool
+	// latchDelOther: the client's DEL after an unlock names another request id than the script's
+	// latch (3.52), so the latch keys stay until their PX runs out.
+	latchDelOther bool
+	// latchPX is the latch's PX: (timeout + retry interval) × retry attempts of the defaults.
+	latchPX time.Duration
+	// evalsha: scripts go out as EVALSHA, loaded with SCRIPT LOAD after a NOSCRIPT
+	// (useScriptCache true by default since 3.46).
+	evalsha bool
+	// batchedRenewals: one renewal timer per client renewing up to redissonRenewBatch locks per
+	// script (LockRenewalScheduler, 3.44+); before, one timer and one script per held lock.
+	batchedRenewals bool
+	// syncedWait: on a sentinel or cluster master with replicas, lock, unlock and renewal
+	// scripts go out in a batch followed by WAIT <replicas> 1000 (syncedEval, 3.43+).
+	syncedWait bool
+	// noScriptRetry: lock and unlock scripts are never sent again after a network failure or
+	// timeout (3.43+); before, Redisson's retryAttempts (3) applied to them like to any command.
+	noScriptRetry bool
+	// fairRetryNonNegative: the fair lock script tells a waiter already queued to retry after
+	// max(0, the lock's PTTL), and a negative TTL means retrying at once (3.32+); before, the
+	// script answered the time left of the waiter ahead, and a negative one meant waiting for a
+	// message only.
+	fairRetryNonNegative bool
+}
+
+// The Redisson releases the driver reproduces; the default is the newest.
+var redissonProfiles = []redissonProfile{
+	{version: "3.23", latchPX: 0},
+	{version: "3.43", unlockLatch: true, latchPX: 13500 * time.Millisecond, syncedWait: true,
+		noScriptRetry: true, fairRetryNonNegative: true},
+	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 20 * time.Second, evalsha: true,
+		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true},
+}
+
+// RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told
+// otherwise (the option version=…).
+const RedissonDefaultVersion = "3.52"
+
+// Redisson's client settings that hold in every profile, with its defaults.
+const (
+	// RedissonCommandConnections is Redisson's connectionPoolSize (masterConnectionPoolSize):
+	// 64 connections, each carrying one command at a time.
+	RedissonCommandConnections = 64
+	// RedissonSubscriptionsPerConnection is subscriptionsPerConnection: channels per pub/sub
+	// connection.
+	RedissonSubscriptionsPerConnection = 5
+	// RedissonSubscriptionConnections is subscriptionConnectionPoolSize: pub/sub connections per
+	// master. With RedissonSubscriptionsPerConnection it caps a client at 250 channels.
+	RedissonSubscriptionConnections = 50
+	// redissonSubscribeLocks is how many semaphores PublishSubscribeService spreads channels over:
+	// a subscribe or unsubscribe holds its channel's semaphore until Redis confirms it.
+	redissonSubscribeLocks = 50
+	// redissonSyncTimeout is the WAIT timeout of syncedEval (slavesSyncTimeout, 1000 ms).
+	redissonSyncTimeout = 1000
+	// redissonRenewBatch is how many locks one batched renewal script extends (3.44+).
+	redissonRenewBatch = 100
+)
+
+// redissonProfileNamed returns the profile of version.
+func redissonProfileNamed(version string) (redissonProfile, bool) {
+	i := slices.IndexFunc(redissonProfiles, func(p redissonProfile) bool { return p.version == version })
+	if i < 0 {
+		return redissonProfile{}, false
+	}
+	return redissonProfiles[i], true
+}
+
+// redissonVersions lists the profiles' versions, for messages.
+func redissonVersions() string {
+	v := make([]string, len(redissonProfiles))
+	for i, p := range redissonProfiles {
+		v[i] = p.version
+	}
+	return strings.Join(v, "|")
+}
+
+// redissonTuning is the redisson drivers' command-line options. The zero value is the default
+// profile with Redisson's default pool sizes.
+type redissonTuning struct {
+	spec           string
+	version        string        // "" is RedissonDefaultVersion
+	pubsubConns    int           // 0: RedissonSubscriptionConnections
+	perConn        int           // 0: RedissonSubscriptionsPerConnection
+	conns          int           // 0: RedissonCommandConnections
+	subTimeout     time.Duration // 0: RedissonSubscribeTimeout
+	fairWaitTimeMs int64         // 0: RedissonFairThreadWaitTime
+}
+
+var redissonOptions = []Option{
+	{"version", "Redisson release whose client behaviour to reproduce: 3.23, 3.43 or 3.52 (default " + RedissonDefaultVersion + ")"},
+	{"pubsub_conns", "subscriptionConnectionPoolSize: pub/sub connections per master, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionConnections) + ")"},
+	{"channels_per_conn", "subscriptionsPerConnection: channels per pub/sub connection, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionsPerConnection) + ")"},
+	{"conns", "connectionPoolSize: command connections, one command in flight each, 1 to 10000 (default " + strconv.Itoa(RedissonCommandConnections) + ")"},
+	{"subscribe_timeout", "subscriptionTimeout: how long a subscribe may wait for its lock, a free channel slot and the server's confirmation (default " + RedissonSubscribeTimeout.String() + ")"},
+	{"fair_wait", "RedissonFairLock threadWaitTime (redisson-fair; default " + RedissonFairThreadWaitTime.String() + ")"},
+}
+
+// configureRedisson reads the redisson drivers' options.
+func configureRedisson(driver, spec string, opts map[string]string) (redissonTuning, error) {
+	t := redissonTuning{spec: spec}
+	bad := func(k, v, want string) error {
+		return fmt.Errorf("%w: %s option %s=%s: %s", ErrBadOption, driver, k, v, want)
+	}
+	count := func(k, v string, hi int) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > hi {
+			return 0, bad(k, v, fmt.Sprintf("want a whole number from 1 to %d", hi))
+		}
+		return n, nil
+	}
+	var err error
+	for k, v := range opts {
+		switch k {
+		case "version":
+			if _, ok := redissonProfileNamed(v); !ok {
+				return t, bad(k, v, "want one of "+redissonVersions())
+			}
+			t.version = v
+		case "pubsub_conns":
+			t.pubsubConns, err = count(k, v, 1000)
+		case "channels_per_conn":
+			t.perConn, err = count(k, v, 1000)
+		case "conns":
+			t.conns, err = count(k, v, 10000)
+		case "subscribe_timeout", "fair_wait":
+			d, perr := time.ParseDuration(v)
+			if perr != nil || d < time.Millisecond {
+				return t, bad(k, v, "want a duration of at least 1ms, e.g. 200ms")
+			}
+			if k == "fair_wait" {
+				t.fairWaitTimeMs = d.Milliseconds()
+			} else {
+				t.subTimeout = d
+			}
+		}
+		if err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// profile returns the tuning's Redisson profile.
+func (t redissonTuning) profile() redissonProfile {
+	v := t.version
+	if v == "" {
+		v = RedissonDefaultVersion
+	}
+	p, _ := redissonProfileNamed(v)
+	return p
+}
+
+// orDefault is v, or def when v is zero (an option not given).
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// name is the driver's name in results: its spec when it has options.
+func (t redissonTuning) name(driver string) string {
+	if t.spec != "" {
+		return t.spec
+	}
+	return driver
+}
