@@ -83,7 +83,8 @@ func Create(dir string, keys int) (*Arena, error) {
 	var head [headerSize]byte
 	copy(head[:], magic[:])
 	binary.LittleEndian.PutUint64(head[keysOffset:], uint64(keys))
-	if _, err := f.Write(head[:]); err == nil {
+	_, err = f.Write(head[:])
+	if err == nil {
 		err = f.Truncate(int64(size(keys)))
 	}
 	if err != nil {

@@ -30,7 +30,8 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 	if wait >= 0 {
 		deadline = time.Now().Add(wait)
 	}
-	ttl, ok, err := attempt()
+	// The first attempt's TTL is not waited on: Redisson subscribes first and tries again.
+	_, ok, err := attempt()
 	if err != nil || ok {
 		return ok, err
 	}
@@ -83,7 +84,7 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		ttl, ok, err = attempt()
+		ttl, ok, err := attempt()
 		if err != nil || ok {
 			return ok, err
 		}
