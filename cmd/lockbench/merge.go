@@ -181,6 +181,13 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 		}
 	}
 	fmt.Fprintf(stderr, "merged %d results into %s\n", n, out)
+	for _, r := range merged.Runs {
+		if r.Fleet != nil {
+			for _, w := range r.Fleet.Warnings {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Driver, w)
+			}
+		}
+	}
 	if missing != nil {
 		fmt.Fprintf(stderr, "lockbench merge: %v (what the others measured is written, marked incomplete)\n", missing)
 		return exitFailure
