@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/clock"
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
@@ -40,13 +42,22 @@ type Shared struct {
 	// StartDelay is how far ahead the common start time is set (0: DefaultStartDelay and a
 	// quarter second per process).
 	StartDelay time.Duration
+	// Now, if set, reads the clock the common start time is set by, the one WorkerArgs tells
+	// the processes to wait by (the deployment's: clock.Estimate.Now); nil: time.Now.
+	Now func() time.Time
 	// Warn, if set, is told what RunShared could not do but ran without (no shared memory).
 	Warn func(format string, args ...any)
+	// Gather, if set, fetches the processes' results from where WorkerArgs told them to put
+	// them (see package collect) in place of their result files, after every process ended,
+	// and returns them merged; missing processes are then lost from the file it returns, with
+	// an error wrapping collect.ErrMissing. Nil: the files at output.
+	Gather func(ctx context.Context) (*results.File, error)
 }
 
 // RunShared starts the processes with a common start time and a shared crosscheck arena (when
 // this platform can map one; else each process checks its own holders, and Warn says so),
-// waits for them, and merges their results losslessly (results.MergeProcesses). A process that
+// waits for them, and merges their results losslessly, one at a time (results.FileMerger), from
+// their result files or from where Gather fetches them. A process that
 // crashed or was killed is listed in the merged run's Fleet.Lost and makes it incomplete, named
 // with how it ended. The merged violations are at least what the shared arena counted, read
 // from the memory itself, so a crashed process's violations are not lost. When every process
@@ -81,44 +92,37 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 		// Starting and connecting takes longer the more processes share the machine.
 		delay = DefaultStartDelay + time.Duration(s.Procs.N)*startDelayPerProc
 	}
-	startAt := time.Now().Add(delay).UTC()
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	startAt := now().Add(delay).UTC()
 	output := func(i int) string { return filepath.Join(dir, fmt.Sprintf("proc-%d.json", i)) }
 	p := s.Procs
 	p.Args = func(i int) []string { return s.WorkerArgs(i, startAt, output(i), arenaPath) }
 	exits := Run(ctx, p)
 
-	var parts []results.Run
-	var skips []string
+	var merged *results.File
 	var ended []string
-	for _, e := range exits {
-		f, err := results.ReadFile(output(e.Index))
-		switch {
-		case err != nil && errors.Is(err, os.ErrNotExist):
-			ended = append(ended, e.String())
-			continue
-		case err != nil:
-			ended = append(ended, fmt.Sprintf("%s; its result: %v", e, err))
-			continue
-		}
-		for _, sk := range f.Skipped {
+	if s.Gather != nil {
+		merged, ended, err = gathered(ctx, s.Gather, exits)
+	} else {
+		merged, ended, err = mergeFiles(exits, output)
+	}
+	if err != nil {
+		return results.Run{}, exits, err
+	}
+	if len(merged.Runs) == 0 {
+		var skips []string
+		for _, sk := range merged.Skipped {
 			skips = append(skips, sk.Reason)
 		}
-		if len(f.Runs) == 1 {
-			parts = append(parts, f.Runs[0])
-		} else if len(f.Skipped) == 0 {
-			ended = append(ended, fmt.Sprintf("%s with %d runs in its result", e, len(f.Runs)))
-		}
-	}
-	if len(parts) == 0 {
 		if len(skips) > 0 {
 			return results.Run{}, exits, fmt.Errorf("%w: %s", drivers.ErrUnsupported, skips[0])
 		}
 		return results.Run{}, exits, fmt.Errorf("%w: %s", ErrAllLost, strings.Join(ended, "; "))
 	}
-	run, err := results.MergeProcesses(parts)
-	if err != nil {
-		return results.Run{}, exits, err
-	}
+	run := merged.Runs[0]
 	if len(ended) > 0 && run.Incomplete != "" {
 		run.Incomplete += " (" + strings.Join(ended, "; ") + ")"
 	}
@@ -131,6 +135,67 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 	return run, exits, nil
 }
 
+// mergeFiles merges the processes' result files one at a time, and says how the processes
+// that left none ended.
+func mergeFiles(exits []Exit, output func(int) string) (*results.File, []string, error) {
+	g := results.NewFileMerger("", nil)
+	var ended []string
+	for _, e := range exits {
+		f, err := results.ReadFile(output(e.Index))
+		switch {
+		case err != nil && errors.Is(err, os.ErrNotExist):
+			ended = append(ended, e.String())
+			continue
+		case err != nil:
+			ended = append(ended, fmt.Sprintf("%s; its result: %v", e, err))
+			continue
+		case len(f.Runs) > 1 || len(f.Runs) == 0 && len(f.Skipped) == 0:
+			ended = append(ended, fmt.Sprintf("%s with %d runs in its result", e, len(f.Runs)))
+			continue
+		}
+		if err := g.Add(f); err != nil {
+			return nil, nil, err
+		}
+	}
+	if g.Files() == 0 {
+		return &results.File{}, ended, nil
+	}
+	f, err := g.File()
+	return f, ended, err
+}
+
+// gatherTimeout bounds fetching the results once the processes have ended, also after an
+// interrupt: what they measured is fetched even then.
+const gatherTimeout = time.Minute
+
+// gathered fetches the merged results with gather, and says how the processes that left none
+// ended.
+func gathered(ctx context.Context, gather func(context.Context) (*results.File, error), exits []Exit) (*results.File, []string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gatherTimeout)
+	defer cancel()
+	f, err := gather(ctx)
+	if err != nil && f == nil {
+		if errors.Is(err, collect.ErrMissing) {
+			// None stored a result: say how each ended.
+			var ended []string
+			for _, e := range exits {
+				ended = append(ended, e.String())
+			}
+			return &results.File{}, ended, nil
+		}
+		return nil, nil, err
+	}
+	var ended []string
+	if len(f.Runs) == 1 && f.Runs[0].Fleet != nil {
+		for _, i := range f.Runs[0].Fleet.Lost {
+			if i < len(exits) {
+				ended = append(ended, exits[i].String())
+			}
+		}
+	}
+	return f, ended, nil
+}
+
 // Worker is what makes a workloads.Plan one process's share of a run of several.
 type Worker struct {
 	// Index is this process's index, 0 to Procs-1; Procs how many processes the run has.
@@ -140,6 +205,21 @@ type Worker struct {
 	// Arena is the path of the crosscheck arena the processes of this machine share; empty: the
 	// checkers see this process's holders only (processes on several machines).
 	Arena string
+	// Clock, when set, is this process's estimate of the deployment's clock, and StartAt is by
+	// that clock: Work waits until the deployment's clock shows StartAt, and records the estimate
+	// and how far from StartAt the warm-up began (results.ClockSync). ClockSource names the node
+	// it was read from. Nil: StartAt is by this machine's clock.
+	Clock       *clock.Estimate
+	ClockSource string
+	// Referee, when set, is told of every holder inside its critical section (package
+	// referee), and its count is the run's Referee; nil: no referee.
+	Referee Referee
+}
+
+// Referee is a safety referee as Work uses it: the checkers' workloads.Referee, and what it saw.
+type Referee interface {
+	workloads.Referee
+	Result() *results.Referee
 }
 
 // seedStride sets processes' seeds apart: process i draws keys with seed+i·seedStride, so that
@@ -159,6 +239,12 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	}
 	plan.Config.Seed = seed + int64(w.Index)*seedStride
 	plan.StartAt = w.StartAt
+	if w.Clock != nil && !w.StartAt.IsZero() {
+		plan.StartAt = w.Clock.Local(w.StartAt)
+	}
+	if w.Referee != nil {
+		plan.Config.Referee = w.Referee
+	}
 	if w.Arena != "" {
 		cfg := plan.Config
 		cfg.Fill()
@@ -174,7 +260,14 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	if err != nil {
 		return run, err
 	}
+	if w.Referee != nil {
+		run.Referee = w.Referee.Result()
+		run.Violations = max(run.Violations, run.Referee.Violations)
+	}
 	host, _ := os.Hostname()
 	run.SetProcess(w.Index, w.Procs, w.StartAt, host, os.Getpid(), w.Arena != "")
+	if c := w.Clock; c != nil {
+		run.SetClock(w.ClockSource, c.Offset, c.RTT, c.Samples, c.Server(run.StartedAt))
+	}
 	return run, nil
 }

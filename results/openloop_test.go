@@ -164,14 +164,15 @@ func TestMergeOpenLoopStartLag(t *testing.T) {
 			rec.StartedLate(lag)
 			rec.Record(time.Millisecond, time.Microsecond, time.Millisecond)
 		}
-		r := Run{Pacing: PacingOpen, Arrival: "uniform", TargetRate: 100}
+		r := Run{Driver: "lockcore", Pacing: PacingOpen, Arrival: "uniform", TargetRate: 100, Complete: true,
+			Fleet: &Fleet{Procs: 2, Processes: []ProcessResult{{Index: i}}}}
 		if err := r.Fill(Merge(rec), time.Second); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, r)
 	}
-	var m Run
-	if err := mergeOpenLoop(&m, parts); err != nil {
+	m, err := MergeProcesses(parts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	h, err := decode(m.Histograms.StartLag)

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
@@ -35,6 +37,8 @@ type fleetFlags struct {
 	startAt time.Time
 	output  string
 	arena   string
+	// clock is what --start-at is read by: the deployment's TIME (clockRedis) or this machine's.
+	clock string
 
 	startAtText string
 }
@@ -48,6 +52,7 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.IntVar(&ff.procs, "procs", 1, "how many generator processes the run has, here and elsewhere (this is one of them)")
 	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
 	fs.StringVar(&ff.startAtText, "start-at", "", "common start time, RFC 3339 (2026-11-23T12:00:00Z) or Unix seconds: the worker connects, then waits for it before its warm-up (default: at once)")
+	fs.StringVar(&ff.clock, "clock", clockRedis, "what --start-at is read by: 'redis', the deployment's own clock (TIME, its offset from this machine's estimated over several round trips), so that machines whose clocks disagree start together; or 'local', this machine's clock")
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
@@ -61,6 +66,9 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	}
 	if cmd == cmdRun {
 		return ""
+	}
+	if ff.clock != clockRedis && ff.clock != clockLocal {
+		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
 	}
 	if ff.index < 0 || ff.index >= ff.procs {
 		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)
@@ -173,13 +181,33 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	if f.cpuprof != "" || f.tracefile != "" {
 		ui.line("profiles of the generator processes: %s", strings.Join(profileArgs(f, seq, driver, -1), " "))
 	}
-	run, exits, err := fleet.RunShared(ctx, fleet.Shared{
+	runID := collect.NewRunID()
+	collectArgs, collectEnv, err := f.collect.childArgs(runID)
+	if err != nil {
+		return results.Run{}, err
+	}
+	if r.referee != nil {
+		refArgs, refEnv, err := r.referee.childArgs()
+		if err != nil {
+			return results.Run{}, err
+		}
+		collectArgs, collectEnv = append(collectArgs, refArgs...), append(collectEnv, refEnv...)
+	}
+	// The common start is set by the deployment's clock, which every process reads, not by
+	// this machine's, which processes elsewhere do not share.
+	clockMode := clockLocal
+	est, source, ok := r.tgt.measureClock(ctx, ui)
+	if ok {
+		clockMode = clockRedis
+		ui.line("%s: %s", driver, describeClock(est, source))
+	}
+	shared := fleet.Shared{
 		Procs: fleet.Procs{
 			Path:    exe,
 			N:       f.fleet.procs,
 			Stderr:  ui,
 			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
-			Env:     f.conn.settings.Env(), // passwords: never on a command line
+			Env:     append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
 			addrs := r.tgt.topo.Addrs()
@@ -187,13 +215,31 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
 			}
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
+			args = append(args, "--clock", clockMode)
+			args = append(args, collectArgs...)
 			args = append(args, f.conn.child...)
 			args = append(args, f.metrics.childArgs(i, round)...)
 			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,
 		Warn: ui.line,
-	})
+	}
+	if ok {
+		shared.Now = est.Now
+	}
+	if f.collect.addr != "" {
+		ui.line("%s: results collected on %s, run %s", driver, conn.RedactURL(f.collect.addr), runID)
+		shared.Gather = func(ctx context.Context) (*results.File, error) {
+			file, err := collect.Fetch(ctx, f.collect.options(), runID, f.fleet.procs, version, nil)
+			// Merged into this run's file: the store (maybe the deployment itself, which the
+			// audit scans) keeps nothing of the run.
+			if rerr := collect.Remove(ctx, f.collect.options(), runID); rerr != nil {
+				ui.line("results of run %s left on %s until they expire: %v", runID, conn.RedactURL(f.collect.addr), rerr)
+			}
+			return file, err
+		}
+	}
+	run, exits, err := fleet.RunShared(ctx, shared)
 	for _, e := range exits {
 		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
 			ui.line("%v", e)
@@ -204,6 +250,12 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	}
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
+	if r.referee != nil {
+		r.referee.settle(ctx, runID, cfg.Keys, &run, ui)
+	}
+	for _, w := range run.Fleet.Warnings {
+		ui.line("warning: %s: %s", driver, w)
+	}
 	if len(run.Fleet.Lost) > 0 {
 		// A lost process is a failed run, even when the others measured cleanly.
 		r.failed = true
@@ -234,8 +286,14 @@ Example, 3 processes started by hand against one Redis:
   done; wait
   lockbench merge out/proc-*.json -o merged.json
 
+--start-at is read by the deployment's clock (--clock redis, the default: TIME, its offset
+estimated over several round trips), so machines whose clocks disagree still start together.
+With --collect ADDR --run ID a worker stores its result in that Redis instead of a file, for
+'lockbench merge --from ADDR --run ID --expect N': no volume shared by the machines.
+
 Processes on one machine started by 'lockbench run --procs' share a safety checker (shared
-memory); workers started separately check their own holders only (see README).
+memory); across machines, --referee ADDR --run ID has every holder mark its critical section
+on a separate Redis, which counts two holders at once (see README).
 
 Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
 `
