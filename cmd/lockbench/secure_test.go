@@ -104,7 +104,8 @@ func TestSweepSecure(t *testing.T) {
 	secret := watchSecret(t, tmp)
 	errb := &syncBuffer{}
 	cmd := lockbenchEnv(t, errb, []string{"TMPDIR=" + tmp}, "sweep", "--auth", "--tls", "--driver", "lockcore,naive",
-		"--concurrency-steps", "1,2", "--keys", "10", "--duration", "300ms", "--warmup", "0s", "--slo", "p99=1s", "--out", dir)
+		"--concurrency-steps", "1,2", "--keys", "10", "--duration", "300ms", "--warmup", "0s", "--slo", "p99=1s",
+		"--rounds", "1", "--precision", "0", "--out", dir) // one run per step, as the count below says
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errb)
