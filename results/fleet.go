@@ -47,8 +47,12 @@ type Fleet struct {
 // ProcessResult is one generator process's share of a run: its own figures and histograms,
 // kept beside the merged ones. It is a plain value and safe for concurrent use.
 type ProcessResult struct {
-	Index            int         `json:"index"`
-	Host             string      `json:"host,omitempty"`
+	Index int    `json:"index"`
+	Host  string `json:"host,omitempty"`
+	// Image is the id of the container image the process ran in (lockbench run --generators
+	// docker sets it); Version is the lockbench version it ran. Shares of one run must agree.
+	Image            string      `json:"image,omitempty"`
+	Version          string      `json:"version,omitempty"`
 	Pid              int         `json:"pid,omitempty"`
 	Concurrency      int         `json:"concurrency"`
 	DurationS        float64     `json:"duration_s"`

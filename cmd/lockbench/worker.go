@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/fleet"
+	"github.com/lockbench/lockbench/generators"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -99,6 +100,11 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	default:
 		run.TopologySpec = f.spec.String()
 		run.Net = f.net.String()
+		if run.Fleet != nil && len(run.Fleet.Processes) == 1 {
+			// What this share ran, so that shares of different builds are not merged.
+			run.Fleet.Processes[0].Version = version
+			run.Fleet.Processes[0].Image = os.Getenv(generators.ImageEnv)
+		}
 		file.Runs = append(file.Runs, run)
 		file.Complete = run.Complete && ctx.Err() == nil
 		if run.Errors > 0 || run.Violations > 0 {

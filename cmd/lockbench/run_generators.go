@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/generators"
+	"github.com/lockbench/lockbench/results"
+	"github.com/spf13/pflag"
+)
+
+// Where run's generator processes run (--generators).
+const (
+	generatorsProcess = "process"
+	generatorsDocker  = "docker"
+)
+
+// generatorFlags are run's --generators, --generator-image and --generator-cpus.
+type generatorFlags struct {
+	kind  string
+	image string
+	cpus  string
+
+	// network is the bridge the generators of a native or attached run join, made by
+	// runCommand before the topology starts (native servers bind on its gateway).
+	network *generators.Network
+}
+
+func (g *generatorFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&g.kind, "generators", generatorsProcess, "where the --procs generator processes run: process (child processes of this one, sharing a safety checker in memory) or docker (each a container of --generator-image with its own network namespace and file system: separate hosts on one machine)")
+	fs.StringVar(&g.image, "generator-image", generators.LocalImage, "lockbench image the --generators docker containers run ('lockbench image build lockbench' makes "+generators.LocalImage+")")
+	fs.StringVar(&g.cpus, "generator-cpus", "", "with --generators docker: pin every generator container to these CPUs, a cpuset (0, 0-1, 0,2)")
+}
+
+func (g *generatorFlags) docker() bool { return g.kind == generatorsDocker }
+
+// check returns what is wrong with the generator flags, or "". For docker it asks the engine
+// whether it answers and has the image, so that neither is found missing after the servers
+// started.
+func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
+	switch {
+	case g.kind != generatorsProcess && g.kind != generatorsDocker:
+		return fmt.Sprintf("--generators %q: want process or docker", g.kind)
+	case !g.docker() && (fs.Changed("generator-image") || fs.Changed("generator-cpus")):
+		return "--generator-image and --generator-cpus are for --generators docker"
+	case !g.docker():
+		return ""
+	case f.provider == providerDocker && f.spec.Kind == compose.KindCluster:
+		return "--generators docker cannot reach --provider docker's cluster: its nodes run on the host's network, on loopback; use the native provider (its servers then bind on the generators' network)"
+	case f.conn.startSecure:
+		return "--generators docker with --auth or --tls is not supported: the certificates and password files lockbench makes are on this host, which the containers cannot read"
+	case f.net.cond != nil:
+		return "--net is not available with --generators docker: its proxies listen on this host's loopback, which the containers cannot reach"
+	case f.cpuprof != "" || f.tracefile != "":
+		return "--cpuprofile and --trace are not available with --generators docker: the profiles would stay in the removed containers"
+	case f.metrics.addr != "":
+		return "--metrics-addr is not available with --generators docker: the generators' endpoints would be inside their containers"
+	}
+	for _, a := range f.conn.child {
+		if strings.HasPrefix(a, "--tls") {
+			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
+		}
+	}
+	for _, a := range f.addrs {
+		if host := addrHost(a); isLoopbackHost(host) {
+			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
+		}
+	}
+	if err := checkImageRef(g.image); err != nil {
+		return "--generator-image: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := generators.CheckImage(ctx, g.image); err != nil {
+		return "--generators docker: " + err.Error()
+	}
+	return ""
+}
+
+// addrHost returns the host of an --addr: host:port, or a redis:// or rediss:// URL.
+func addrHost(a string) string {
+	if strings.Contains(a, "://") {
+		if u, err := url.Parse(a); err == nil {
+			return u.Hostname()
+		}
+		return ""
+	}
+	host, _, err := net.SplitHostPort(a)
+	if err != nil {
+		return a
+	}
+	return host
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// generatorsNetwork creates the generators' own network for a run whose servers lockbench
+// starts natively or that attaches to --addr; the docker provider's generators join the
+// topology's networks instead (see reach). It returns a func that removes it.
+func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *progressUI) (func(), error) {
+	if !g.docker() || f.provider == providerDocker && len(f.addrs) == 0 {
+		return func() {}, nil
+	}
+	n, err := generators.NewNetwork(ctx, generators.NewRunID())
+	if err != nil {
+		return func() {}, err
+	}
+	g.network = &n
+	if len(f.addrs) == 0 {
+		ui.line("generators' network %s: the servers bind on its gateway %s", n.Name, n.Gateway)
+	}
+	return func() {
+		if err := generators.RemoveNetwork(context.Background(), n.ID); err != nil {
+			ui.line("warning: %v", err)
+		}
+	}, nil
+}
+
+// reach returns the networks the generator containers join and the addresses they dial.
+func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error) {
+	g := r.f.gens
+	if t, ok := r.tgt.topo.(*docker.Topology); ok {
+		networks, addrs, err = t.Reach(ctx)
+		if errors.Is(err, docker.ErrHostNetwork) {
+			err = fmt.Errorf("--generators docker: %w", err)
+		}
+		return networks, addrs, err
+	}
+	addrs = r.tgt.topo.Addrs()
+	if r.f.conn.settings != nil {
+		addrs = r.f.conn.settings.ChildAddrs()
+	}
+	return []string{g.network.ID}, addrs, nil
+}
+
+// runGenerators runs driver as f.fleet.procs generator containers (--generators docker) and
+// returns their merged run.
+func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run, error) {
+	f, ui := r.f, r.ui
+	cfg := f.cfg
+	cfg.Fill()
+	networks, addrs, err := r.reach(ctx)
+	if err != nil {
+		return results.Run{}, err
+	}
+	ui.line("%s: %d generator containers of %s × %d workers, dialling %s", driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","))
+	run, exits, err := generators.Run(ctx, generators.Options{
+		Image:    f.gens.image,
+		N:        f.fleet.procs,
+		Networks: networks,
+		CPUs:     f.gens.cpus,
+		Env:      f.conn.settings.Env(), // passwords: never on a command line
+		Stderr:   ui,
+		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
+		Args: func(i int, startAt time.Time, output string) []string {
+			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
+			return append(args, f.conn.child...)
+		},
+	})
+	for _, e := range exits {
+		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
+			ui.line("lockbench run: %v", e)
+		}
+	}
+	if err != nil {
+		return run, err
+	}
+	run.TopologySpec = f.spec.String()
+	if len(run.Fleet.Lost) > 0 {
+		r.failed = true
+		ui.line("lockbench run: %s: %s", driver, run.Incomplete)
+	}
+	for _, e := range exits {
+		if e.Err != nil && ctx.Err() == nil {
+			r.failed = true // a generator that failed fails the run, named above
+		}
+	}
+	return run, nil
+}
