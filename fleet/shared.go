@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
@@ -42,6 +43,11 @@ type Shared struct {
 	StartDelay time.Duration
 	// Warn, if set, is told what RunShared could not do but ran without (no shared memory).
 	Warn func(format string, args ...any)
+	// Gather, if set, fetches the processes' results from where WorkerArgs told them to put
+	// them (see package collect) in place of their result files, after every process ended,
+	// and returns them merged; missing processes are then lost from the file it returns, with
+	// an error wrapping collect.ErrMissing. Nil: the files at output.
+	Gather func(ctx context.Context) (*results.File, error)
 }
 
 // RunShared starts the processes with a common start time and a shared crosscheck arena (when
@@ -87,38 +93,27 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 	p.Args = func(i int) []string { return s.WorkerArgs(i, startAt, output(i), arenaPath) }
 	exits := Run(ctx, p)
 
-	var parts []results.Run
-	var skips []string
+	var merged *results.File
 	var ended []string
-	for _, e := range exits {
-		f, err := results.ReadFile(output(e.Index))
-		switch {
-		case err != nil && errors.Is(err, os.ErrNotExist):
-			ended = append(ended, e.String())
-			continue
-		case err != nil:
-			ended = append(ended, fmt.Sprintf("%s; its result: %v", e, err))
-			continue
-		}
-		for _, sk := range f.Skipped {
+	if s.Gather != nil {
+		merged, ended, err = gathered(ctx, s.Gather, exits)
+	} else {
+		merged, ended, err = mergeFiles(exits, output)
+	}
+	if err != nil {
+		return results.Run{}, exits, err
+	}
+	if len(merged.Runs) == 0 {
+		var skips []string
+		for _, sk := range merged.Skipped {
 			skips = append(skips, sk.Reason)
 		}
-		if len(f.Runs) == 1 {
-			parts = append(parts, f.Runs[0])
-		} else if len(f.Skipped) == 0 {
-			ended = append(ended, fmt.Sprintf("%s with %d runs in its result", e, len(f.Runs)))
-		}
-	}
-	if len(parts) == 0 {
 		if len(skips) > 0 {
 			return results.Run{}, exits, fmt.Errorf("%w: %s", drivers.ErrUnsupported, skips[0])
 		}
 		return results.Run{}, exits, fmt.Errorf("%w: %s", ErrAllLost, strings.Join(ended, "; "))
 	}
-	run, err := results.MergeProcesses(parts)
-	if err != nil {
-		return results.Run{}, exits, err
-	}
+	run := merged.Runs[0]
 	if len(ended) > 0 && run.Incomplete != "" {
 		run.Incomplete += " (" + strings.Join(ended, "; ") + ")"
 	}
@@ -129,6 +124,67 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 		run.Fleet.CrossProcessChecker = false
 	}
 	return run, exits, nil
+}
+
+// mergeFiles merges the processes' result files one at a time, and says how the processes
+// that left none ended.
+func mergeFiles(exits []Exit, output func(int) string) (*results.File, []string, error) {
+	g := results.NewFileMerger("", nil)
+	var ended []string
+	for _, e := range exits {
+		f, err := results.ReadFile(output(e.Index))
+		switch {
+		case err != nil && errors.Is(err, os.ErrNotExist):
+			ended = append(ended, e.String())
+			continue
+		case err != nil:
+			ended = append(ended, fmt.Sprintf("%s; its result: %v", e, err))
+			continue
+		case len(f.Runs) > 1 || len(f.Runs) == 0 && len(f.Skipped) == 0:
+			ended = append(ended, fmt.Sprintf("%s with %d runs in its result", e, len(f.Runs)))
+			continue
+		}
+		if err := g.Add(f); err != nil {
+			return nil, nil, err
+		}
+	}
+	if g.Files() == 0 {
+		return &results.File{}, ended, nil
+	}
+	f, err := g.File()
+	return f, ended, err
+}
+
+// gatherTimeout bounds fetching the results once the processes have ended, also after an
+// interrupt: what they measured is fetched even then.
+const gatherTimeout = time.Minute
+
+// gathered fetches the merged results with gather, and says how the processes that left none
+// ended.
+func gathered(ctx context.Context, gather func(context.Context) (*results.File, error), exits []Exit) (*results.File, []string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gatherTimeout)
+	defer cancel()
+	f, err := gather(ctx)
+	if err != nil && f == nil {
+		if errors.Is(err, collect.ErrMissing) {
+			// None stored a result: say how each ended.
+			var ended []string
+			for _, e := range exits {
+				ended = append(ended, e.String())
+			}
+			return &results.File{}, ended, nil
+		}
+		return nil, nil, err
+	}
+	var ended []string
+	if len(f.Runs) == 1 && f.Runs[0].Fleet != nil {
+		for _, i := range f.Runs[0].Fleet.Lost {
+			if i < len(exits) {
+				ended = append(ended, exits[i].String())
+			}
+		}
+	}
+	return f, ended, nil
 }
 
 // Worker is what makes a workloads.Plan one process's share of a run of several.

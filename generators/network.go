@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -103,4 +104,31 @@ func CheckImage(ctx context.Context, image string) error {
 		return fmt.Errorf("inspect %s: %w", image, err)
 	}
 	return nil
+}
+
+// StartStore starts a private redis-server on the host's address on network (its gateway),
+// where the generators on that network reach it: the Redis they hand their results back
+// through (collect), apart from the deployment under test. Close it when the run is over. It
+// is safe for concurrent use.
+func StartStore(ctx context.Context, network string) (*compose.Single, error) {
+	cli, err := newClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	in, err := cli.NetworkInspect(ctx, network, client.NetworkInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("generators: inspect network %s: %w", network, err)
+	}
+	gw := ""
+	for _, c := range in.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			gw = c.Gateway.String()
+			break
+		}
+	}
+	if gw == "" {
+		return nil, fmt.Errorf("generators: network %s has no IPv4 gateway for the results' Redis", network)
+	}
+	return compose.StartSingle(ctx, compose.NativeOptions{Host: gw})
 }

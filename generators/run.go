@@ -1,7 +1,6 @@
 package generators
 
 import (
-	"archive/tar"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,9 +33,12 @@ var ErrAllLost = errors.New("generators: no generator left a result")
 // records what it ran (results.ProcessResult.Image) and merge can refuse a mix.
 const ImageEnv = "LOCKBENCH_IMAGE"
 
-// ResultPath is where, inside its container, a generator writes its result file; Run copies it
-// out of the stopped container (no volume is shared with the host).
+// ResultPath is where, inside its container, a generator writes its result file; it goes with
+// the container. Options.Gather fetches what the generators handed back.
 const ResultPath = "/data/lockbench-result.json"
+
+// gatherTimeout bounds Options.Gather, also after an interrupt.
+const gatherTimeout = time.Minute
 
 // DefaultStopGrace is how long an interrupted generator has, after SIGINT, to release its locks
 // and write what it measured before it is killed.
@@ -79,6 +81,12 @@ type Options struct {
 	StartDelay time.Duration
 	// Started, if set, is called with each generator's index and container name once it runs.
 	Started func(index int, name string)
+	// Gather fetches the generators' results, merged, once all have ended (collect.Fetch: they
+	// hand them back through a Redis, not a shared volume). It gets a context that outlives an
+	// interrupt by gatherTimeout, so that what was measured is fetched even then. When some
+	// processes are missing it returns the file merged from the others, whose run lists them
+	// in Fleet.Lost, and an error; a nil file means none could be fetched.
+	Gather func(ctx context.Context) (*results.File, error)
 }
 
 // Exit is how one generator ended. It is a plain value.
@@ -103,8 +111,7 @@ func (e Exit) String() string {
 }
 
 // Run starts the N generators as containers of the image, on the networks, with a common start
-// time, waits for them, copies each one's result file out of its container and merges them
-// losslessly (results.MergeProcesses). When ctx ends it sends each generator one SIGINT, as
+// time, waits for them, and fetches their merged result with Gather. When ctx ends it sends each generator one SIGINT, as
 // Ctrl-C would, and SIGKILL after StopGrace. Every container is removed before Run returns,
 // whatever happened. A generator that left no result is named in the merged run's Incomplete
 // and Fleet.Lost. Each generator checks its own holders only: Fleet.CrossProcessChecker is
@@ -112,8 +119,8 @@ func (e Exit) String() string {
 // ErrNoImage, drivers.ErrUnsupported (every generator skipped the driver) or ErrAllLost. It is
 // safe for concurrent use.
 func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
-	if o.N < 1 || o.Args == nil || len(o.Networks) == 0 {
-		return results.Run{}, nil, fmt.Errorf("generators: want N ≥ 1 (have %d), Args and a network", o.N)
+	if o.N < 1 || o.Args == nil || o.Gather == nil || len(o.Networks) == 0 {
+		return results.Run{}, nil, fmt.Errorf("generators: want N ≥ 1 (have %d), Args, Gather and a network", o.N)
 	}
 	if o.Image == "" {
 		o.Image = LocalImage
@@ -218,41 +225,42 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 	}
 	wg.Wait()
 
-	var parts []results.Run
-	var skips, ended []string
-	for i, g := range gens {
-		if exits[i].Code < 0 {
-			ended = append(ended, exits[i].String())
-			continue
+	return gathered(ctx, o.Gather, exits)
+}
+
+// gathered fetches the merged result with gather and names the generators that left none.
+func gathered(ctx context.Context, gather func(context.Context) (*results.File, error), exits []Exit) (results.Run, []Exit, error) {
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gatherTimeout)
+	defer cancel()
+	f, err := gather(gctx)
+	if f == nil || len(f.Runs) == 0 {
+		if f != nil && len(f.Skipped) > 0 {
+			return results.Run{}, exits, fmt.Errorf("%w: %s", drivers.ErrUnsupported, f.Skipped[0].Reason)
 		}
-		f, err := g.result(context.WithoutCancel(ctx), cli)
+		var ended []string
+		for _, e := range exits {
+			ended = append(ended, e.String())
+		}
 		if err != nil {
-			ended = append(ended, fmt.Sprintf("%s; its result: %v", exits[i], err))
-			continue
-		}
-		for _, sk := range f.Skipped {
-			skips = append(skips, sk.Reason)
-		}
-		if len(f.Runs) == 1 {
-			parts = append(parts, f.Runs[0])
-		} else if len(f.Skipped) == 0 {
-			ended = append(ended, fmt.Sprintf("%s with %d runs in its result", exits[i], len(f.Runs)))
-		}
-	}
-	if len(parts) == 0 {
-		if len(skips) > 0 {
-			return results.Run{}, exits, fmt.Errorf("%w: %s", drivers.ErrUnsupported, skips[0])
+			ended = append(ended, err.Error())
 		}
 		return results.Run{}, exits, fmt.Errorf("%w: %s", ErrAllLost, strings.Join(ended, "; "))
 	}
-	run, err := results.MergeProcesses(parts)
-	if err != nil {
-		return results.Run{}, exits, err
+	run := f.Runs[0]
+	if run.Fleet != nil && len(run.Fleet.Lost) > 0 {
+		var ended []string
+		for _, i := range run.Fleet.Lost {
+			if i >= 0 && i < len(exits) {
+				ended = append(ended, exits[i].String())
+			}
+		}
+		if run.Incomplete != "" && len(ended) > 0 {
+			run.Incomplete += " (" + strings.Join(ended, "; ") + ")"
+		}
 	}
-	if len(ended) > 0 && run.Incomplete != "" {
-		run.Incomplete += " (" + strings.Join(ended, "; ") + ")"
+	if run.Fleet != nil {
+		run.Fleet.CrossProcessChecker = false
 	}
-	run.Fleet.CrossProcessChecker = false
 	return run, exits, nil
 }
 
@@ -321,24 +329,4 @@ func (g *generator) copyLogs(ctx context.Context, cli *dockerClient, w *fleet.Pr
 	defer rc.Close()
 	stdcopy.StdCopy(w, w, rc)
 	w.Flush()
-}
-
-// maxResultSize bounds a result file copied out of a container: large histograms are a few MB.
-const maxResultSize = 1 << 30
-
-// result copies the generator's result file out of its stopped container and decodes it.
-func (g *generator) result(ctx context.Context, cli *dockerClient) (*results.File, error) {
-	res, err := cli.CopyFromContainer(ctx, g.id, client.CopyFromContainerOptions{SourcePath: ResultPath})
-	if err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return nil, errors.New("it wrote none")
-		}
-		return nil, err
-	}
-	defer res.Content.Close()
-	tr := tar.NewReader(res.Content)
-	if _, err := tr.Next(); err != nil {
-		return nil, fmt.Errorf("reading the copy: %w", err)
-	}
-	return results.Decode(io.LimitReader(tr, maxResultSize))
 }

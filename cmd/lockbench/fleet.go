@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
@@ -173,13 +175,18 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	if f.cpuprof != "" || f.tracefile != "" {
 		ui.line("profiles of the generator processes: %s", strings.Join(profileArgs(f, seq, driver, -1), " "))
 	}
-	run, exits, err := fleet.RunShared(ctx, fleet.Shared{
+	runID := collect.NewRunID()
+	collectArgs, collectEnv, err := f.collect.childArgs(runID)
+	if err != nil {
+		return results.Run{}, err
+	}
+	shared := fleet.Shared{
 		Procs: fleet.Procs{
 			Path:    exe,
 			N:       f.fleet.procs,
 			Stderr:  ui,
 			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
-			Env:     f.conn.settings.Env(), // passwords: never on a command line
+			Env:     append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
 			addrs := r.tgt.topo.Addrs()
@@ -187,13 +194,27 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
 			}
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
+			args = append(args, collectArgs...)
 			args = append(args, f.conn.child...)
 			args = append(args, f.metrics.childArgs(i, round)...)
 			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,
 		Warn: ui.line,
-	})
+	}
+	if f.collect.addr != "" {
+		ui.line("%s: results collected on %s, run %s", driver, conn.RedactURL(f.collect.addr), runID)
+		shared.Gather = func(ctx context.Context) (*results.File, error) {
+			file, err := collect.Fetch(ctx, f.collect.options(), runID, f.fleet.procs, version, nil)
+			// Merged into this run's file: the store (maybe the deployment itself, which the
+			// audit scans) keeps nothing of the run.
+			if rerr := collect.Remove(ctx, f.collect.options(), runID); rerr != nil {
+				ui.line("results of run %s left on %s until they expire: %v", runID, conn.RedactURL(f.collect.addr), rerr)
+			}
+			return file, err
+		}
+	}
+	run, exits, err := fleet.RunShared(ctx, shared)
 	for _, e := range exits {
 		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
 			ui.line("%v", e)

@@ -251,7 +251,8 @@ func TestMergeOfSeparateWorkersEqualsProcs(t *testing.T) {
 		errb := &syncBuffer{}
 		out := filepath.Join(dir, fmt.Sprintf("proc-%d.json", i))
 		files = append(files, out)
-		workers = append(workers, lockbench(t, errb, append([]string{"worker", "--procs", "3", "--index", strconv.Itoa(i), "--start-at", start, "--output", out}, config...)...))
+		// --run as lockbench run gives its processes, so that both results have the same fields.
+		workers = append(workers, lockbench(t, errb, append([]string{"worker", "--procs", "3", "--index", strconv.Itoa(i), "--start-at", start, "--output", out, "--run", "separate"}, config...)...))
 		errbs = append(errbs, errb)
 	}
 	for i, w := range workers {

@@ -97,8 +97,8 @@ func TestGeneratorsDockerUnreachable(t *testing.T) {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailure, out, errb)
 	}
 	for i := range 2 {
-		named := regexp.MustCompile(fmt.Sprintf(`generator %d \(lockbench-gen-[0-9a-f]+-%d\) exited [12]`, i, i))
-		prefixed := regexp.MustCompile(fmt.Sprintf(`\[lockbench-gen-[0-9a-f]+-%d\] lockbench worker: .*%s`, i, regexp.QuoteMeta(sock)))
+		named := regexp.MustCompile(fmt.Sprintf(`generator %d \(lockbench-gen-[0-9A-Za-z-]+-%d\) exited [12]`, i, i))
+		prefixed := regexp.MustCompile(fmt.Sprintf(`\[lockbench-gen-[0-9A-Za-z-]+-%d\] lockbench worker: .*%s`, i, regexp.QuoteMeta(sock)))
 		if !named.MatchString(errb.String()) || !prefixed.MatchString(errb.String()) {
 			t.Errorf("generator %d: its error or its name is missing from stderr:\n%s", i, errb)
 		}

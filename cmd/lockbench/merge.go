@@ -1,27 +1,46 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
+	"github.com/lockbench/lockbench/collect"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
 )
 
 const mergeHelp = `Usage: lockbench merge FILE... -o OUT
+       lockbench merge --from ADDR --run ID [--expect N] -o OUT
 
-Merges the result files that 'lockbench worker' processes wrote (one per process, on one machine
+Merges the results that 'lockbench worker' processes wrote (one per process, on one machine
 or many) into one result file, the same as 'lockbench run --procs' writes: the HDR histograms
 merged (not their percentiles averaged), acquisitions, errors, violations, commands and workers
-added up, each process's own figures kept, Jain's fairness index over processes and workers. A
-process of the run (--procs) whose file is missing is listed as lost and the result is marked
-incomplete. Files from different runs (another driver, workload, keys, concurrency, seed, start
-time or number of processes), or one process given twice, are refused.
+added up, each process's own figures kept, Jain's fairness index over processes and workers.
+The results are read and merged one at a time, so any number of processes merge in the memory
+of one result.
 
-Exit codes: 0 merged, 1 merged but the run had safety violations or errors, 2 bad input
-(unreadable files, files of different configurations, no -o).
+FILE...: result files (--output of each worker). A process of the run (--procs) whose file is
+missing is listed as lost and the result is marked incomplete.
+
+--from ADDR --run ID: the results the workers stored with --collect ADDR --run ID, fetched from
+that Redis. merge checks that they are exactly the N processes of one run (--expect N, default
+the --procs the results say): a process stored twice, or a result of another run or process
+count, is refused, naming the process; missing processes are named, and what the others measured
+is still written, marked incomplete (exit 1).
+
+Either way, results of different configurations (driver, workload, keys, concurrency, seed,
+start time, number of processes, run id, lockbench version or image) are refused, naming the
+process and the field.
+
+Exit codes: 0 merged, 1 merged but the run had safety violations or errors, or processes are
+missing, 2 bad input (unreadable files, results of different runs, no -o).
 
 Flags:
 `
@@ -31,6 +50,10 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("lockbench merge", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.StringP("output", "o", "", "the merged result file to write")
+	from := fs.String("from", "", "fetch the results from this Redis (what the workers' --collect named) instead of files")
+	runID := fs.String("run", "", "with --from: the run whose results to fetch (the workers' --run)")
+	expect := fs.Int("expect", 0, "with --from: the number of processes the run must have (default: as the results say)")
+	caFile := fs.String("collect-ca-file", "", "with --from rediss://: the CA that signed its certificate")
 	help := fs.BoolP("help", "h", false, "show this help")
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockbench merge: "+format+"\nRun 'lockbench merge --help' for usage.\n", a...)
@@ -46,26 +69,91 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return bad("-o OUT: where to write the merged result")
 	}
-	if fs.NArg() == 0 {
-		return bad("no result files to merge")
-	}
-	var files []*results.File
-	for _, path := range fs.Args() {
-		f, err := results.ReadFile(path)
-		if err != nil {
-			return bad("%v", err)
+	command := append([]string{"lockbench", "merge"}, args...)
+	var merged *results.File
+	var missing error
+	if *from != "" {
+		switch {
+		case fs.NArg() > 0:
+			return bad("give result files or --from, not both")
+		case *runID == "":
+			return bad("--from needs --run ID: the workers' --run")
+		case *expect < 0 || *expect > maxProcs:
+			return bad("--expect %d: want 1 to %d", *expect, maxProcs)
 		}
-		files = append(files, f)
-	}
-	merged, err := results.MergeFiles(version, append([]string{"lockbench", "merge"}, args...), files)
-	if err != nil {
-		msg := err.Error()
-		if errors.Is(err, results.ErrFleetMismatch) {
-			msg = "the files are not the processes of one run: " + strings.TrimPrefix(msg, results.ErrFleetMismatch.Error()+": ")
+		if err := collect.CheckRunID(*runID); err != nil {
+			return bad("--run: %v", err)
 		}
-		return bad("%s", msg)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		var err error
+		merged, err = collect.Fetch(ctx, collect.Options{Addr: *from, CAFile: *caFile}, *runID, *expect, version, command)
+		switch {
+		case errors.Is(err, collect.ErrMissing) && merged != nil:
+			missing = err
+		case errors.Is(err, collect.ErrMissing):
+			fmt.Fprintf(stderr, "lockbench merge: %v\n", err)
+			return exitFailure
+		case ctx.Err() != nil:
+			fmt.Fprintln(stderr, "lockbench merge: interrupted; nothing written")
+			return exitInterrupted
+		case err != nil && !badCollection(err):
+			fmt.Fprintf(stderr, "lockbench merge: %v\n", conn.RedactURL(err.Error()))
+			return exitFailure // the store did not answer: nothing wrong with the input
+		case err != nil:
+			return bad("%s", mismatchText(err))
+		}
+	} else {
+		if *runID != "" || *expect != 0 || *caFile != "" {
+			return bad("--run, --expect and --collect-ca-file go with --from")
+		}
+		if fs.NArg() == 0 {
+			return bad("no result files to merge (or --from ADDR --run ID)")
+		}
+		g := results.NewFileMerger(version, command)
+		for _, path := range fs.Args() {
+			f, err := results.ReadFile(path) // one at a time: merged, then dropped
+			if err != nil {
+				return bad("%v", err)
+			}
+			if err := g.Add(f); err != nil {
+				return bad("%s: %s", path, mismatchText(err))
+			}
+		}
+		var err error
+		if merged, err = g.File(); err != nil {
+			return bad("%s", mismatchText(err))
+		}
 	}
-	if err := results.WriteFileAt(*out, merged); err != nil {
+	return writeMerged(merged, *out, missing, stdout, stderr)
+}
+
+// badCollection reports whether err from collect.Fetch is bad input (exit 2): an address or
+// credentials the store refuses, or results that are not one run's, as opposed to a store that
+// did not answer.
+func badCollection(err error) bool {
+	for _, e := range []error{collect.ErrBadInput, collect.ErrForeign, collect.ErrDuplicate, collect.ErrCorrupt,
+		results.ErrFleetMismatch, conn.ErrAuth, conn.ErrTLS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// mismatchText says what ErrFleetMismatch means in merge's words.
+func mismatchText(err error) string {
+	msg := err.Error()
+	if errors.Is(err, results.ErrFleetMismatch) {
+		msg = strings.Replace(msg, results.ErrFleetMismatch.Error()+": ", "", 1)
+		msg = "the results are not the processes of one run: " + msg
+	}
+	return msg
+}
+
+// writeMerged writes the merged file and its summary, and returns merge's exit code.
+func writeMerged(merged *results.File, out string, missing error, stdout, stderr io.Writer) int {
+	if err := results.WriteFileAt(out, merged); err != nil {
 		fmt.Fprintf(stderr, "lockbench merge: %v\n", err)
 		return exitFailure
 	}
@@ -77,7 +165,17 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockbench merge: fairness: %v\n", err)
 		}
 	}
-	fmt.Fprintf(stderr, "merged %d files into %s\n", len(files), *out)
+	n := 0
+	for _, r := range merged.Runs {
+		if r.Fleet != nil {
+			n += len(r.Fleet.Processes)
+		}
+	}
+	fmt.Fprintf(stderr, "merged %d results into %s\n", n, out)
+	if missing != nil {
+		fmt.Fprintf(stderr, "lockbench merge: %v (what the others measured is written, marked incomplete)\n", missing)
+		return exitFailure
+	}
 	for _, r := range merged.Runs {
 		if r.Violations > 0 || r.Errors > 0 {
 			fmt.Fprintf(stderr, "lockbench merge: %s: %d errors, %s\n", r.Driver, r.Errors, safetySummary(&r))

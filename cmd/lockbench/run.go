@@ -136,6 +136,7 @@ type runFlags struct {
 	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
 	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
+	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -200,6 +201,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
 	if fleetCommand(c.name) {
 		addFleetFlags(fs, &f.fleet, c.name)
+		f.collect.add(fs, c.name)
 	}
 	f.net.add(fs)
 	if c.name == cmdRun {
@@ -360,7 +362,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	var checks []func() string
 	if fleetCommand(command) {
-		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) })
+		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) },
+			func() string { return f.collect.check(f, command) })
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string { return checkFaultFlags(f) })

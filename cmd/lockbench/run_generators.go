@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/generators"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
@@ -28,8 +30,9 @@ type generatorFlags struct {
 	image string
 	cpus  string
 
-	// network is the bridge the generators of a native or attached run join, made by
-	// runCommand before the topology starts (native servers bind on its gateway).
+	// network is the generators' own bridge, made by runCommand before the topology starts:
+	// native servers bind on its gateway, the docker provider's are connected to it, and the
+	// Redis the generators hand their results to listens on its gateway.
 	network *generators.Network
 }
 
@@ -107,11 +110,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// generatorsNetwork creates the generators' own network for a run whose servers lockbench
-// starts natively or that attaches to --addr; the docker provider's generators join the
-// topology's networks instead (see reach). It returns a func that removes it.
+// startNetwork creates the generators' own network (see generatorFlags.network) and returns a
+// func that removes it.
 func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *progressUI) (func(), error) {
-	if !g.docker() || f.provider == providerDocker && len(f.addrs) == 0 {
+	if !g.docker() {
 		return func() {}, nil
 	}
 	n, err := generators.NewNetwork(ctx, generators.NewRunID())
@@ -119,7 +121,7 @@ func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *prog
 		return func() {}, err
 	}
 	g.network = &n
-	if len(f.addrs) == 0 {
+	if len(f.addrs) == 0 && f.provider == providerNative {
 		ui.line("generators' network %s: the servers bind on its gateway %s", n.Name, n.Gateway)
 	}
 	return func() {
@@ -129,15 +131,16 @@ func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *prog
 	}, nil
 }
 
-// reach returns the networks the generator containers join and the addresses they dial.
+// reach returns the networks the generator containers join, their own first, and the
+// addresses they dial.
 func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error) {
 	g := r.f.gens
 	if t, ok := r.tgt.topo.(*docker.Topology); ok {
-		networks, addrs, err = t.Reach(ctx)
+		join, addrs, err := t.Reach(ctx, g.network.Name)
 		if errors.Is(err, docker.ErrHostNetwork) {
 			err = fmt.Errorf("--generators docker: %w", err)
 		}
-		return networks, addrs, err
+		return append([]string{g.network.ID}, join...), addrs, err
 	}
 	addrs = r.tgt.topo.Addrs()
 	if r.f.conn.settings != nil {
@@ -156,18 +159,45 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 	if err != nil {
 		return results.Run{}, err
 	}
-	ui.line("%s: %d generator containers of %s × %d workers, dialling %s", driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","))
+	// Results come back through a Redis, not a volume: --collect's, or one of our own on
+	// the generators' network, apart from the deployment under test.
+	store := f.collect.options()
+	collectArgs, collectEnv, err := f.collect.childArgs(collect.NewRunID())
+	if err != nil {
+		return results.Run{}, err
+	}
+	if store.Addr == "" {
+		srv, err := generators.StartStore(ctx, networks[0])
+		if err != nil {
+			return results.Run{}, fmt.Errorf("the Redis the generators hand their results to: %w", err)
+		}
+		defer srv.Close()
+		store = collect.Options{Addr: srv.Addr()}
+		collectArgs = append(collectArgs, "--collect", srv.Addr())
+	}
+	id := collectArgs[1] // --run ID
+	ui.line("%s: %d generator containers of %s × %d workers, dialling %s; results collected on %s, run %s",
+		driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","), conn.RedactURL(store.Addr), id)
 	run, exits, err := generators.Run(ctx, generators.Options{
 		Image:    f.gens.image,
 		N:        f.fleet.procs,
+		RunID:    id,
 		Networks: networks,
 		CPUs:     f.gens.cpus,
-		Env:      f.conn.settings.Env(), // passwords: never on a command line
+		Env:      append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
 		Stderr:   ui,
 		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
 		Args: func(i int, startAt time.Time, output string) []string {
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
+			args = append(args, collectArgs...)
 			return append(args, f.conn.child...)
+		},
+		Gather: func(ctx context.Context) (*results.File, error) {
+			file, err := collect.Fetch(ctx, store, id, f.fleet.procs, version, nil)
+			if rerr := collect.Remove(ctx, store, id); rerr != nil {
+				ui.line("results of run %s left on %s until they expire: %v", id, conn.RedactURL(store.Addr), rerr)
+			}
+			return file, err
 		},
 	})
 	for _, e := range exits {

@@ -10,12 +10,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/fleet"
-	"github.com/lockbench/lockbench/generators"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
@@ -100,11 +100,9 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	default:
 		run.TopologySpec = f.spec.String()
 		run.Net = f.net.String()
-		if run.Fleet != nil && len(run.Fleet.Processes) == 1 {
-			// What this share ran, so that shares of different builds are not merged.
-			run.Fleet.Processes[0].Version = version
-			run.Fleet.Processes[0].Image = os.Getenv(generators.ImageEnv)
-		}
+		run.Fleet.RunID = f.collect.runID
+		run.Fleet.Processes[0].Version = version
+		run.Fleet.Processes[0].Image = workerImage()
 		file.Runs = append(file.Runs, run)
 		file.Complete = run.Complete && ctx.Err() == nil
 		if run.Errors > 0 || run.Violations > 0 {
@@ -112,7 +110,14 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("lockbench worker: %d errors, %s", run.Errors, safetySummary(&run))
 		}
 	}
-	if !f.noResults {
+	if f.collect.addr != "" {
+		if err := storeResult(ctx, f, file); err != nil {
+			fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+			return exitFailure
+		}
+		ui.line("results: stored on %s under run %s", conn.RedactURL(f.collect.addr), f.collect.runID)
+	}
+	if !f.noResults && (f.collect.addr == "" || ff.output != "") {
 		path := ff.output
 		if path == "" {
 			path, err = results.WriteFile(f.out, file)
@@ -132,6 +137,22 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// storeTimeout bounds storing the result: an interrupted worker still hands back what it
+// measured, but never hangs on a store that does not answer.
+const storeTimeout = 30 * time.Second
+
+// storeResult stores the worker's result file in the collection Redis (--collect) under its run.
+func storeResult(ctx context.Context, f *runFlags, file *results.File) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	s, err := collect.Open(ctx, f.collect.options())
+	if err != nil {
+		return fmt.Errorf("storing the result: %w", err)
+	}
+	defer s.Close()
+	return s.Put(ctx, f.collect.runID, f.fleet.index, f.fleet.procs, file)
 }
 
 // attachRetryMin is how long a worker keeps trying to reach the deployment at least, and
