@@ -219,4 +219,3 @@ func removeStack(t *testing.T, stack string) {
 		}
 	}
 }
-
