@@ -76,6 +76,7 @@ var Commands = []Grant{
 	{"client|tracking", "rueidislock (its waiters are woken by client-side caching invalidations)"},
 	// lockbench itself.
 	{"ping", "connection checks, the preflight's round trip"},
+	{"time", "generator processes start together by the deployment's clock (lockbench worker --clock redis)"},
 	{"info", "the topology check, the preflight, and commands and CPU per acquisition"},
 	{"scan", "lockbench finds its keys between runs (SCAN MATCH *prefix*) to delete them"},
 	// Cluster clients and lockbench's cluster check.

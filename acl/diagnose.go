@@ -40,7 +40,7 @@ func probes(prefix string) []probe {
 		"zrem": {"zrem", deadlines, "v"}, "zscore": {"zscore", deadlines, "v"}, "type": {"type", lock},
 		"publish": {"publish", channel, "0"}, "subscribe": {"subscribe", channel}, "unsubscribe": {"unsubscribe", channel},
 		"spublish": {"spublish", channel, "0"}, "ssubscribe": {"ssubscribe", channel}, "sunsubscribe": {"sunsubscribe", channel},
-		"client|tracking": {"client", "tracking", "on"}, "ping": {"ping"}, "info": {"info", "server"},
+		"client|tracking": {"client", "tracking", "on"}, "ping": {"ping"}, "time": {"time"}, "info": {"info", "server"},
 		"scan": {"scan", "0"}, "cluster|slots": {"cluster", "slots"}, "command": {"command"}, "cluster|info": {"cluster", "info"},
 		"cluster|nodes": {"cluster", "nodes"}, "asking": {"asking"}, "role": {"role"},
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/clock"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
@@ -41,6 +42,9 @@ type Shared struct {
 	// StartDelay is how far ahead the common start time is set (0: DefaultStartDelay and a
 	// quarter second per process).
 	StartDelay time.Duration
+	// Now, if set, reads the clock the common start time is set by, the one WorkerArgs tells
+	// the processes to wait by (the deployment's: clock.Estimate.Now); nil: time.Now.
+	Now func() time.Time
 	// Warn, if set, is told what RunShared could not do but ran without (no shared memory).
 	Warn func(format string, args ...any)
 	// Gather, if set, fetches the processes' results from where WorkerArgs told them to put
@@ -87,7 +91,11 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 		// Starting and connecting takes longer the more processes share the machine.
 		delay = DefaultStartDelay + time.Duration(s.Procs.N)*startDelayPerProc
 	}
-	startAt := time.Now().Add(delay).UTC()
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	startAt := now().Add(delay).UTC()
 	output := func(i int) string { return filepath.Join(dir, fmt.Sprintf("proc-%d.json", i)) }
 	p := s.Procs
 	p.Args = func(i int) []string { return s.WorkerArgs(i, startAt, output(i), arenaPath) }
@@ -196,6 +204,12 @@ type Worker struct {
 	// Arena is the path of the crosscheck arena the processes of this machine share; empty: the
 	// checkers see this process's holders only (processes on several machines).
 	Arena string
+	// Clock, when set, is this process's estimate of the deployment's clock, and StartAt is by
+	// that clock: Work waits until the deployment's clock shows StartAt, and records the estimate
+	// and how far from StartAt the warm-up began (results.ClockSync). ClockSource names the node
+	// it was read from. Nil: StartAt is by this machine's clock.
+	Clock       *clock.Estimate
+	ClockSource string
 }
 
 // seedStride sets processes' seeds apart: process i draws keys with seed+i·seedStride, so that
@@ -215,6 +229,9 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	}
 	plan.Config.Seed = seed + int64(w.Index)*seedStride
 	plan.StartAt = w.StartAt
+	if w.Clock != nil && !w.StartAt.IsZero() {
+		plan.StartAt = w.Clock.Local(w.StartAt)
+	}
 	if w.Arena != "" {
 		cfg := plan.Config
 		cfg.Fill()
@@ -232,5 +249,8 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	}
 	host, _ := os.Hostname()
 	run.SetProcess(w.Index, w.Procs, w.StartAt, host, os.Getpid(), w.Arena != "")
+	if c := w.Clock; c != nil {
+		run.SetClock(w.ClockSource, c.Offset, c.RTT, c.Samples, c.Server(run.StartedAt))
+	}
 	return run, nil
 }

@@ -79,6 +79,9 @@ type Options struct {
 	// StartDelay is how far ahead the common start time is set (0: DefaultStartDelay and half a
 	// second per generator).
 	StartDelay time.Duration
+	// Now, if set, reads the clock the common start time is set by, the one Args tells the
+	// generators to wait by (the deployment's: clock.Estimate.Now); nil: time.Now.
+	Now func() time.Time
 	// Started, if set, is called with each generator's index and container name once it runs.
 	Started func(index int, name string)
 	// Gather fetches the generators' results, merged, once all have ended (collect.Fetch: they
@@ -148,7 +151,11 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 	if delay <= 0 {
 		delay = DefaultStartDelay + time.Duration(o.N)*startDelayPerGen
 	}
-	startAt := time.Now().Add(delay).UTC()
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	startAt := now().Add(delay).UTC()
 	env := append([]string{ImageEnv + "=" + img.ID}, o.Env...)
 
 	gens := make([]*generator, o.N)

@@ -45,6 +45,13 @@ type Fleet struct {
 	// workers with --run), so that results collected from a shared store are known to be of
 	// one run; empty when none was given.
 	RunID string `json:"run_id,omitempty"`
+	// StartSpreadMS is how far apart the processes' warm-ups began by the deployment's clock
+	// (the latest start error minus the earliest, see ClockSync), when every process read it;
+	// unlike StartSkewMS it does not trust the machines' clocks to agree.
+	StartSpreadMS float64 `json:"start_spread_ms,omitempty"`
+	// Warnings say what makes the merged figures less than they seem (a start spread above the
+	// warm-up).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ProcessResult is one generator process's share of a run: its own figures and histograms,
@@ -70,6 +77,9 @@ type ProcessResult struct {
 	// that ran different builds.
 	Version string `json:"version,omitempty"`
 	Image   string `json:"image,omitempty"`
+	// Clock is how the process placed itself on the deployment's clock; nil when it did not
+	// (a result from before, or a process given no start time).
+	Clock *ClockSync `json:"clock,omitempty"`
 }
 
 // SetProcess marks r as the share of process index of a run of procs processes that started

@@ -300,6 +300,8 @@ func (g *Merger) Run() (Run, error) {
 	fleet.Processes = slices.Clone(fleet.Processes)
 	slices.SortFunc(fleet.Processes, func(a, b ProcessResult) int { return a.Index - b.Index })
 	fleet.StartSkewMS = float64(g.latest.Sub(m.StartedAt)) / float64(time.Millisecond)
+	fleet.Warnings = nil
+	fleet.setStartSpread(m.WarmupS)
 	for idx := range fleet.Procs {
 		if !g.seen[idx] {
 			fleet.Lost = append(fleet.Lost, idx)

@@ -15,9 +15,13 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
+// clockSkew is how far TestWorkersCollectedWithoutSharedVolume sets two workers' clocks off.
+const clockSkew = 30 * time.Second
+
 // TestWorkersCollectedWithoutSharedVolume runs three workers that hand their results back
-// through a separate Redis (with a password) and no file, merges them with merge --from, and
-// checks the refusals: a process missing, and one stored twice.
+// through a separate Redis (with a password) and no file, two of them with clocks 30 s off, merges
+// them with merge --from, and checks the clocks were taken out of the start and the refusals:
+// another process count, a run with nothing stored, and a process stored twice.
 func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
 	srv := redistest.NewServer(t)
 	store := redistest.NewServer(t, "--requirepass", "c0llect")
@@ -27,12 +31,15 @@ func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
 	config := []string{"--addr", srv.Addrs()[0], "--driver", "lockcore", "--concurrency", "3", "--keys", "1", "--duration", "1s", "--warmup", "0s",
 		"--procs", "3", "--run", run, "--collect", store.Addr(), "--out", dir}
 	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	skews := []time.Duration{0, clockSkew, -clockSkew}
 	var workers []*exec.Cmd
 	var errbs []*syncBuffer
 	for i := range 3 {
 		errb := &syncBuffer{}
-		// The password from collect's own variable, not the command line.
-		workers = append(workers, lockbenchEnv(t, errb, []string{collect.EnvPassword + "=c0llect"},
+		// The password from collect's own variable, not the command line; processes 1 and 2
+		// have clocks 30 s ahead and behind (the test hook), as other machines' could be.
+		env := []string{collect.EnvPassword + "=c0llect", envClockSkew + "=" + skews[i].String()}
+		workers = append(workers, lockbenchEnv(t, errb, env,
 			append([]string{"worker", "--index", strconv.Itoa(i), "--start-at", start}, config...)...))
 		errbs = append(errbs, errb)
 	}
@@ -68,6 +75,17 @@ func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
 		if p.Version != version || r.Fleet.RunID != run {
 			t.Errorf("process %d: version %q, run %q; want %q and %q", p.Index, p.Version, r.Fleet.RunID, version, run)
 		}
+	}
+	// The skewed clocks were taken out: each process found its skew, and they started together
+	// by the deployment's clock and by this machine's, far closer than the skew.
+	for i, p := range r.Fleet.Processes {
+		want := -float64(skews[i].Milliseconds())
+		if p.Clock == nil || p.Clock.Source != srv.Addrs()[0] || p.Clock.OffsetMS < want-1000 || p.Clock.OffsetMS > want+1000 {
+			t.Errorf("process %d: clock %+v, want %s's with an offset near %gms", i, p.Clock, srv.Addrs()[0], want)
+		}
+	}
+	if half := float64(clockSkew.Milliseconds()) / 2; r.Fleet.StartSpreadMS >= half || r.Fleet.StartSkewMS >= half {
+		t.Errorf("processes started %gms apart by the deployment's clock, %gms by this machine's: the %v skews were not taken out", r.Fleet.StartSpreadMS, r.Fleet.StartSkewMS, clockSkew)
 	}
 	if strings.Contains(errb.String()+out.String(), "c0llect") {
 		t.Error("merge printed the store's password")

@@ -37,6 +37,8 @@ type fleetFlags struct {
 	startAt time.Time
 	output  string
 	arena   string
+	// clock is what --start-at is read by: the deployment's TIME (clockRedis) or this machine's.
+	clock string
 
 	startAtText string
 	slotEnv     string // --task-slot-env
@@ -52,6 +54,7 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
 	fs.StringVar(&ff.slotEnv, "task-slot-env", "", "take the index from this environment variable, which holds a 1-based task slot (Docker Swarm: set it to {{.Task.Slot}} in the service's environment; index = slot - 1), instead of --index")
 	fs.StringVar(&ff.startAtText, "start-at", "", "common start time, RFC 3339 (2026-11-23T12:00:00Z) or Unix seconds: the worker connects, then waits for it before its warm-up (default: at once)")
+	fs.StringVar(&ff.clock, "clock", clockRedis, "what --start-at is read by: 'redis', the deployment's own clock (TIME, its offset from this machine's estimated over several round trips), so that machines whose clocks disagree start together; or 'local', this machine's clock")
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
@@ -65,6 +68,9 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	}
 	if cmd == cmdRun {
 		return ""
+	}
+	if ff.clock != clockRedis && ff.clock != clockLocal {
+		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
 	}
 	if ff.slotEnv != "" {
 		// Swarm expands templates in a service's environment, not in its command, and counts
@@ -195,6 +201,14 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	if err != nil {
 		return results.Run{}, err
 	}
+	// The common start is set by the deployment's clock, which every process reads, not by
+	// this machine's, which processes elsewhere do not share.
+	clockMode := clockLocal
+	est, source, ok := r.tgt.measureClock(ctx, ui)
+	if ok {
+		clockMode = clockRedis
+		ui.line("%s: %s", driver, describeClock(est, source))
+	}
 	shared := fleet.Shared{
 		Procs: fleet.Procs{
 			Path:    exe,
@@ -209,6 +223,7 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
 			}
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
+			args = append(args, "--clock", clockMode)
 			args = append(args, collectArgs...)
 			args = append(args, f.conn.child...)
 			args = append(args, f.metrics.childArgs(i, round)...)
@@ -216,6 +231,9 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 		},
 		Keys: cfg.Keys,
 		Warn: ui.line,
+	}
+	if ok {
+		shared.Now = est.Now
 	}
 	if f.collect.addr != "" {
 		ui.line("%s: results collected on %s, run %s", driver, conn.RedactURL(f.collect.addr), runID)
@@ -240,6 +258,9 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	}
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
+	for _, w := range run.Fleet.Warnings {
+		ui.line("warning: %s: %s", driver, w)
+	}
 	if len(run.Fleet.Lost) > 0 {
 		// A lost process is a failed run, even when the others measured cleanly.
 		r.failed = true

@@ -111,14 +111,8 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 			return bad("no result files to merge (or --from ADDR --run ID)")
 		}
 		g := results.NewFileMerger(version, command)
-		for _, path := range fs.Args() {
-			f, err := results.ReadFile(path) // one at a time: merged, then dropped
-			if err != nil {
-				return bad("%v", err)
-			}
-			if err := g.Add(f); err != nil {
-				return bad("%s: %s", path, mismatchText(err))
-			}
+		if err := addFiles(g, fs.Args()); err != nil {
+			return bad("%s", mismatchText(err))
 		}
 		var err error
 		if merged, err = g.File(); err != nil {
@@ -126,6 +120,21 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return writeMerged(merged, *out, missing, stdout, stderr)
+}
+
+// addFiles reads the result files one at a time and adds each to g, which keeps what it merged
+// and not the file: memory holds one file however many there are.
+func addFiles(g *results.FileMerger, paths []string) error {
+	for _, path := range paths {
+		f, err := results.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := g.Add(f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // badCollection reports whether err from collect.Fetch is bad input (exit 2): an address or
@@ -172,6 +181,13 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 		}
 	}
 	fmt.Fprintf(stderr, "merged %d results into %s\n", n, out)
+	for _, r := range merged.Runs {
+		if r.Fleet != nil {
+			for _, w := range r.Fleet.Warnings {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Driver, w)
+			}
+		}
+	}
 	if missing != nil {
 		fmt.Fprintf(stderr, "lockbench merge: %v (what the others measured is written, marked incomplete)\n", missing)
 		return exitFailure

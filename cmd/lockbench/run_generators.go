@@ -176,9 +176,21 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		collectArgs = append(collectArgs, "--collect", srv.Addr())
 	}
 	id := collectArgs[1] // --run ID
+	// The common start is set by the deployment's clock, which every generator reads.
+	clockMode := clockLocal
+	est, source, clockOK := r.tgt.measureClock(ctx, ui)
+	if clockOK {
+		clockMode = clockRedis
+		ui.line("%s: %s", driver, describeClock(est, source))
+	}
 	ui.line("%s: %d generator containers of %s × %d workers, dialling %s; results collected on %s, run %s",
 		driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","), conn.RedactURL(store.Addr), id)
+	var now func() time.Time
+	if clockOK {
+		now = est.Now
+	}
 	run, exits, err := generators.Run(ctx, generators.Options{
+		Now:      now,
 		Image:    f.gens.image,
 		N:        f.fleet.procs,
 		RunID:    id,
@@ -189,6 +201,7 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
 		Args: func(i int, startAt time.Time, output string) []string {
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
+			args = append(args, "--clock", clockMode)
 			args = append(args, collectArgs...)
 			return append(args, f.conn.child...)
 		},
@@ -209,6 +222,9 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		return run, err
 	}
 	run.TopologySpec = f.spec.String()
+	for _, w := range run.Fleet.Warnings {
+		ui.line("warning: %s: %s", driver, w)
+	}
 	if len(run.Fleet.Lost) > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %s", driver, run.Incomplete)

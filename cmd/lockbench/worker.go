@@ -79,7 +79,14 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ff := f.fleet
 	ui.line("process %d of %d: %s, %s, %d workers, %d keys; start at %v", ff.index, ff.procs, f.drivers[0], f.workload, f.cfg.Concurrency, f.cfg.Keys, ff.startAt)
-	run, err := fleet.Work(ctx, plan, fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena})
+	fw := fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena}
+	if ff.clock == clockRedis && !ff.startAt.IsZero() {
+		if est, source, ok := tgt.measureClock(ctx, ui); ok {
+			fw.Clock, fw.ClockSource = &est, source
+			ui.line("%s; start at %v by it, %v from now", describeClock(est, source), ff.startAt, time.Until(est.Local(ff.startAt)).Round(time.Millisecond))
+		}
+	}
+	run, err := fleet.Work(ctx, plan, fw)
 	ui.clear()
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
