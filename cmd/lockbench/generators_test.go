@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
+	"github.com/lockbench/lockbench/generators/generatorstest"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -38,7 +39,7 @@ func imageID(t *testing.T, image string) string {
 // image, and nothing is left on the engine.
 func TestGeneratorsDocker(t *testing.T) {
 	redisImage := dockertest.Image(t)
-	lbImage := dockertest.LockbenchImage(t)
+	lbImage := generatorstest.Image(t)
 	wantImage := imageID(t, lbImage)
 	dir := t.TempDir()
 	errb := &syncBuffer{}
@@ -86,7 +87,7 @@ func TestGeneratorsDocker(t *testing.T) {
 // parent's stderr prefixed with its container's name, the run fails (exit 1) naming the
 // generators, and their containers are removed.
 func TestGeneratorsDockerUnreachable(t *testing.T) {
-	lbImage := dockertest.LockbenchImage(t)
+	lbImage := generatorstest.Image(t)
 	sock := startSocketRedis(t)
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--addr", "unix://"+sock, "--procs", "2", "--generators", "docker",
@@ -130,7 +131,7 @@ func startSocketRedis(t *testing.T) string {
 // Ctrl-C while the generator containers measure: lockbench forwards it, exits 130 and removes
 // every container and network.
 func TestGeneratorsDockerCtrlC(t *testing.T) {
-	lbImage := dockertest.LockbenchImage(t)
+	lbImage := generatorstest.Image(t)
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
 		"--driver", "lockcore", "--concurrency", "2", "--duration", "60s", "--warmup", "0s", "--no-results")

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
 	"github.com/lockbench/lockbench/generators"
+	"github.com/lockbench/lockbench/generators/generatorstest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -108,7 +109,7 @@ func swarmNode(t *testing.T) string {
 // a volume; 'lockbench merge --from' then finds exactly the three, and the merged acquisitions
 // are their sum. The stack, its network and any swarm state the test made are removed.
 func TestSwarmStack(t *testing.T) {
-	image := dockertest.LockbenchImage(t)
+	image := generatorstest.Image(t)
 	gw := swarmNode(t)
 	ctx := context.Background()
 	// Both servers listen on the host's address on docker_gwbridge, which the tasks reach.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/docker"
-	"github.com/lockbench/lockbench/generators"
 )
 
 // ImageEnv names the variable that picks the image Docker tests run (redis:7, say, where a
@@ -119,29 +118,4 @@ func Compose(t testing.TB) []string {
 	}
 	t.Skip("skipping: neither 'docker compose' nor 'docker-compose' runs")
 	return nil
-}
-
-var (
-	lbImageOnce sync.Once
-	lbImageName string
-	lbImageErr  error
-)
-
-// LockbenchImage calls Require, then returns generators.LocalImage, the lockbench image, built
-// from this checkout (or found up to date) once per test binary. The first build on a machine
-// compiles lockbench from scratch (scripts/docker-check.sh does it before the tests).
-func LockbenchImage(t testing.TB) string {
-	t.Helper()
-	Require(t)
-	lbImageOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		var res docker.BuildResult
-		res, lbImageErr = generators.BuildImage(ctx, generators.BuildOptions{})
-		lbImageName = res.Tag
-	})
-	if lbImageErr != nil {
-		t.Fatalf("building the lockbench image: %v", lbImageErr)
-	}
-	return lbImageName
 }
