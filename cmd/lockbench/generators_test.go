@@ -180,3 +180,21 @@ func TestGeneratorsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// lockbench image build lockbench finds the image the tests built up to date, and refuses a
+// directory that is not a checkout.
+func TestImageBuildLockbenchCommand(t *testing.T) {
+	image := generatorstest.Image(t)
+	code, out, errs := lockbenchIn("image", "build", "lockbench")
+	if code != exitOK || out != image+"\n" || !strings.Contains(errs, "up to date") {
+		t.Fatalf("image build lockbench: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, _, errs = lockbenchIn("image", "build", "lockbench", "--src", t.TempDir())
+	if code != exitFailure || !strings.Contains(errs, "not a lockbench checkout") {
+		t.Errorf("--src of an empty directory: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = lockbenchIn("image", "build", "postgres")
+	if code != exitUsage || !strings.Contains(errs, `unknown image "postgres"`) {
+		t.Errorf("image build postgres: exit %d, stderr %q", code, errs)
+	}
+}
