@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/lockbench/lockbench/compose/docker"
 )
 
@@ -152,4 +153,21 @@ func buildBinary(ctx context.Context, src, version string, log io.Writer) ([]byt
 		return nil, fmt.Errorf("go build ./cmd/lockbench in %s: %w: %s", src, err, strings.TrimSpace(stderr.String()))
 	}
 	return os.ReadFile(out)
+}
+
+// CheckImage returns nil when a Docker engine answers and has image; else an error wrapping
+// docker.ErrNoDocker or ErrNoImage that says what to do. It is safe for concurrent use.
+func CheckImage(ctx context.Context, image string) error {
+	cli, err := newClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("%w: %s (build it from this checkout with 'lockbench image build lockbench')", ErrNoImage, image)
+		}
+		return fmt.Errorf("inspect %s: %w", image, err)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -60,18 +59,10 @@ func NewNetwork(ctx context.Context, runID string) (Network, error) {
 		return Network{}, fmt.Errorf("generators: create network %s: %w", name, err)
 	}
 	n := Network{ID: res.ID, Name: name}
-	in, err := cli.NetworkInspect(ctx, res.ID, client.NetworkInspectOptions{})
-	if err == nil {
-		for _, c := range in.Network.IPAM.Config {
-			if c.Gateway.Is4() {
-				n.Gateway = c.Gateway.String()
-				break
-			}
-		}
-	}
-	if n.Gateway == "" {
+	n.Gateway, err = gateway(ctx, cli, res.ID)
+	if err != nil {
 		RemoveNetwork(context.WithoutCancel(ctx), n.ID)
-		return Network{}, fmt.Errorf("generators: network %s has no IPv4 gateway (inspect: %v)", name, err)
+		return Network{}, err
 	}
 	return n, nil
 }
@@ -89,46 +80,17 @@ func RemoveNetwork(ctx context.Context, id string) error {
 	return nil
 }
 
-// CheckImage returns nil when a Docker engine answers and has image; else an error wrapping
-// docker.ErrNoDocker or ErrNoImage that says what to do. It is safe for concurrent use.
-func CheckImage(ctx context.Context, image string) error {
-	cli, err := newClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	if _, err := cli.ImageInspect(ctx, image); err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return fmt.Errorf("%w: %s (build it from this checkout with 'lockbench image build lockbench')", ErrNoImage, image)
-		}
-		return fmt.Errorf("inspect %s: %w", image, err)
-	}
-	return nil
-}
-
-// StartStore starts a private redis-server on the host's address on network (its gateway),
-// where the generators on that network reach it: the Redis they hand their results back
-// through (collect), apart from the deployment under test. Close it when the run is over. It
-// is safe for concurrent use.
-func StartStore(ctx context.Context, network string) (*compose.Single, error) {
-	cli, err := newClient(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cli.Close()
+// gateway returns the IPv4 gateway of network: the host's address on it. The engine's default
+// bridge has none in its configuration, which is why the generators get a network of their own.
+func gateway(ctx context.Context, cli *dockerClient, network string) (string, error) {
 	in, err := cli.NetworkInspect(ctx, network, client.NetworkInspectOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("generators: inspect network %s: %w", network, err)
+		return "", fmt.Errorf("generators: inspect network %s: %w", network, err)
 	}
-	gw := ""
 	for _, c := range in.Network.IPAM.Config {
 		if c.Gateway.Is4() {
-			gw = c.Gateway.String()
-			break
+			return c.Gateway.String(), nil
 		}
 	}
-	if gw == "" {
-		return nil, fmt.Errorf("generators: network %s has no IPv4 gateway for the results' Redis", network)
-	}
-	return compose.StartSingle(ctx, compose.NativeOptions{Host: gw})
+	return "", fmt.Errorf("generators: network %s has no IPv4 gateway", network)
 }
