@@ -210,6 +210,15 @@ type Worker struct {
 	// it was read from. Nil: StartAt is by this machine's clock.
 	Clock       *clock.Estimate
 	ClockSource string
+	// Referee, when set, is told of every holder inside its critical section (package
+	// referee), and its count is the run's Referee; nil: no referee.
+	Referee Referee
+}
+
+// Referee is a safety referee as Work uses it: the checkers' workloads.Referee, and what it saw.
+type Referee interface {
+	workloads.Referee
+	Result() *results.Referee
 }
 
 // seedStride sets processes' seeds apart: process i draws keys with seed+i·seedStride, so that
@@ -232,6 +241,9 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	if w.Clock != nil && !w.StartAt.IsZero() {
 		plan.StartAt = w.Clock.Local(w.StartAt)
 	}
+	if w.Referee != nil {
+		plan.Config.Referee = w.Referee
+	}
 	if w.Arena != "" {
 		cfg := plan.Config
 		cfg.Fill()
@@ -246,6 +258,10 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	run.Seed = seed
 	if err != nil {
 		return run, err
+	}
+	if w.Referee != nil {
+		run.Referee = w.Referee.Result()
+		run.Violations = max(run.Violations, run.Referee.Violations)
 	}
 	host, _ := os.Hostname()
 	run.SetProcess(w.Index, w.Procs, w.StartAt, host, os.Getpid(), w.Arena != "")

@@ -113,6 +113,17 @@ func (g *Merger) Add(p *Run) error {
 	m.DurationS = max(m.DurationS, p.DurationS)
 	m.ThroughputPerS += p.ThroughputPerS
 	m.Violations += p.Violations
+	if g.n == 1 {
+		m.Checkers = slices.Clone(p.Checkers)
+	} else {
+		m.Checkers = commonCheckers(m.Checkers, p.Checkers)
+	}
+	if p.Referee != nil {
+		if m.Referee == nil {
+			m.Referee = &Referee{}
+		}
+		m.Referee.add(p.Referee)
+	}
 	m.FencingViolations += p.FencingViolations
 	m.MaxConcurrentReaders = max(m.MaxConcurrentReaders, p.MaxConcurrentReaders)
 	m.ErrorsByKind = addCounts(m.ErrorsByKind, p.ErrorsByKind)
@@ -295,6 +306,13 @@ func (g *Merger) Run() (Run, error) {
 	}
 	m := g.m
 	m.ErrorsByKind = maps.Clone(m.ErrorsByKind)
+	m.Checkers = slices.Clone(m.Checkers)
+	if m.Referee != nil {
+		ref := *m.Referee
+		ref.Examples = slices.Clone(ref.Examples)
+		m.Referee = &ref
+		m.Violations = max(m.Violations, ref.Violations)
+	}
 	m.RedisCommandsByName = maps.Clone(m.RedisCommandsByName)
 	fleet := g.fleet
 	fleet.Processes = slices.Clone(fleet.Processes)

@@ -92,6 +92,12 @@ type Run struct {
 	// measured figures it includes the warm-up, because a breach is a breach whenever it
 	// happens.
 	Violations int64 `json:"violations"`
+	// Checkers names the safety checkers that watched the run (CheckerInProcess,
+	// CheckerSharedMemory, CheckerReferee); for a run of several processes, those every process
+	// ran. Empty in files from before it was recorded.
+	Checkers []string `json:"checkers,omitempty"`
+	// Referee is what the safety referee saw (lockbench run --referee); nil without one.
+	Referee *Referee `json:"referee,omitempty"`
 	// FencingViolations is the part of Violations that were fencing tokens not above an earlier
 	// grant's for the same key, seen inside the critical section (fenced lock drivers only);
 	// warm-up included like Violations. They are not errors: Errors leaves them out.

@@ -75,6 +75,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 		StartedAt:   time.Now().UTC(),
 	}
 	setPacing(&run, &cfg)
+	run.Checkers = cfg.checkers()
 	if err := CheckConfig(p.Workload, cfg); err != nil {
 		return run, err
 	}

@@ -11,6 +11,7 @@ type Checker struct {
 	occupancy  []atomic.Int32
 	violations atomic.Int64
 	shared     *atomic.Int64 // every process's violations, with Config.Shared; else nil
+	referee    Referee       // told of every holder, with Config.Referee; else nil
 }
 
 // NewChecker returns a checker for keys lock names.
@@ -18,16 +19,22 @@ func NewChecker(keys int) *Checker {
 	return &Checker{occupancy: make([]atomic.Int32, keys)}
 }
 
-// Enter marks a holder of key; it counts a violation if another holder is inside.
-func (c *Checker) Enter(key int) {
+// Enter marks worker as a holder of key; it counts a violation if another holder is inside.
+func (c *Checker) Enter(key, worker int) {
 	if c.occupancy[key].Add(1) != 1 {
 		c.violations.Add(1)
 		countShared(c.shared)
 	}
+	if c.referee != nil {
+		c.referee.Enter(key, worker, false)
+	}
 }
 
-// Exit unmarks a holder of key.
-func (c *Checker) Exit(key int) {
+// Exit unmarks worker as a holder of key.
+func (c *Checker) Exit(key, worker int) {
+	if c.referee != nil {
+		c.referee.Exit(key, worker)
+	}
 	c.occupancy[key].Add(-1)
 }
 

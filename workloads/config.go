@@ -81,6 +81,9 @@ type Config struct {
 	// Shared, when set, holds the safety checkers' per-key state in memory other processes map
 	// too, so that they see every process's holders (lockbench run --procs). Nil: private memory.
 	Shared *Shared
+	// Referee, when set, is told of every holder inside its critical section, by every process
+	// of the run (lockbench run --referee). Nil: none.
+	Referee Referee
 	// Depth is how many times a reentrancy cycle takes its lock, nested, 1 to MaxDepth. Zero
 	// means DefaultDepth.
 	Depth int

@@ -62,7 +62,7 @@ func (c *contention) fencingViolations() int64 {
 // NewCycler returns the cycle of worker id. A FencedWorker (a fenced lock driver) takes its locks
 // with LockFenced, and the run also checks that each key's tokens rise in grant order.
 func (c *contention) NewCycler(id int, w drivers.Worker, release context.Context) Cycler {
-	cy := &contentionCycler{c: c, w: w, keys: newKeyChooser(c.cfg, id), cycleBase: newCycleBase(c.cfg, release)}
+	cy := &contentionCycler{c: c, w: w, keys: newKeyChooser(c.cfg, id), cycleBase: newCycleBase(c.cfg, id, release)}
 	if fw, ok := w.(drivers.FencedWorker); ok {
 		cy.fenced = fw
 		cy.fence = c.fenceChecker()
@@ -104,14 +104,14 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	}
 	acquired := time.Now()
 	cy.c.fifo.Granted(k, arrival, rec != nil)
-	cy.c.checker.Enter(k)
+	cy.c.checker.Enter(k, cy.worker)
 	if cy.fence != nil {
 		// A token out of order is a safety violation the checker counts, not an error: the
 		// cycle itself worked, and errors stay about drivers and servers.
 		cy.fence.Observe(k, token)
 	}
 	cy.holdLock(ctx)
-	cy.c.checker.Exit(k)
+	cy.c.checker.Exit(k, cy.worker)
 	cy.c.fifo.Released(k)
 	// The release is not bound to ctx: a run that ends mid-hold still gives the lock back.
 	relStart := time.Now()

@@ -12,14 +12,15 @@ import (
 // cycleBase is what every cycler shares: the hold, the pause after an error, the release context
 // and the recording of one cycle. Not safe for concurrent use.
 type cycleBase struct {
+	worker  int // the worker's id, for the checkers
 	holdFor time.Duration
 	release context.Context
 	hold    *time.Timer // reused across cycles; nil when holdFor is 0
 	backoff *time.Timer // made on the first error
 }
 
-func newCycleBase(cfg *Config, release context.Context) cycleBase {
-	p := cycleBase{holdFor: cfg.Hold, release: release}
+func newCycleBase(cfg *Config, worker int, release context.Context) cycleBase {
+	p := cycleBase{worker: worker, holdFor: cfg.Hold, release: release}
 	if cfg.Hold > 0 {
 		p.hold = time.NewTimer(time.Hour)
 		p.hold.Stop()

@@ -54,33 +54,33 @@ func TestConfigValidateReadRatioAndFanout(t *testing.T) {
 
 func TestRWCheckerCountsWritersNotAlone(t *testing.T) {
 	c := NewRWChecker(2)
-	c.EnterRead(0)
-	c.EnterRead(0)
-	c.EnterWrite(1)
+	c.EnterRead(0, 0)
+	c.EnterRead(0, 0)
+	c.EnterWrite(1, 0)
 	if c.Violations() != 0 || c.MaxReaders() != 2 {
 		t.Fatalf("two readers of key 0, a writer of key 1: %d violations, max readers %d", c.Violations(), c.MaxReaders())
 	}
-	c.EnterWrite(0) // a writer among readers
+	c.EnterWrite(0, 0) // a writer among readers
 	if c.Violations() != 1 {
 		t.Fatalf("writer among readers: %d violations, want 1", c.Violations())
 	}
-	c.ExitWrite(0)
-	c.ExitRead(0)
-	c.ExitRead(0)
-	c.EnterRead(1) // a reader beside the writer of key 1
+	c.ExitWrite(0, 0)
+	c.ExitRead(0, 0)
+	c.ExitRead(0, 0)
+	c.EnterRead(1, 0) // a reader beside the writer of key 1
 	if c.Violations() != 2 {
 		t.Fatalf("reader beside a writer: %d violations, want 2", c.Violations())
 	}
-	c.ExitRead(1)
-	c.EnterWrite(1) // a second writer
+	c.ExitRead(1, 0)
+	c.EnterWrite(1, 0) // a second writer
 	if c.Violations() != 3 {
 		t.Fatalf("two writers: %d violations, want 3", c.Violations())
 	}
-	c.ExitWrite(1)
-	c.ExitWrite(1)
-	c.EnterWrite(1)
-	c.ExitWrite(1)
-	c.EnterRead(1)
+	c.ExitWrite(1, 0)
+	c.ExitWrite(1, 0)
+	c.EnterWrite(1, 0)
+	c.ExitWrite(1, 0)
+	c.EnterRead(1, 0)
 	if c.Violations() != 3 {
 		t.Fatalf("one after another counted as a violation: %d", c.Violations())
 	}

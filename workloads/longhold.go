@@ -55,7 +55,7 @@ func (r *longholdRun) Violations() int64 { return r.checker.Violations() + r.hol
 func (r *longholdRun) Holds() results.HoldChecks { return r.holds.report() }
 
 func (r *longholdRun) NewCycler(id int, w drivers.Worker, release context.Context) Cycler {
-	return &longholdCycler{r: r, w: w, hc: r.holds.counter(w), keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, release)}
+	return &longholdCycler{r: r, w: w, hc: r.holds.counter(w), keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, id, release)}
 }
 
 type longholdCycler struct {
@@ -74,7 +74,7 @@ func (cy *longholdCycler) Cycle(ctx context.Context, rec *results.Recorder) erro
 		return cy.acquireFailed(ctx, rec, err)
 	}
 	acquired := time.Now()
-	cy.r.checker.Enter(k)
+	cy.r.checker.Enter(k, cy.worker)
 	cy.holdLock(ctx)
 	lost := false
 	if cy.hc != nil {
@@ -86,7 +86,7 @@ func (cy *longholdCycler) Cycle(ctx context.Context, rec *results.Recorder) erro
 			lost = n == 0
 		}
 	}
-	cy.r.checker.Exit(k)
+	cy.r.checker.Exit(k, cy.worker)
 	relStart := time.Now()
 	err := cy.w.Unlock(cy.release, name)
 	if lost || errors.Is(err, drivers.ErrNotHeld) {

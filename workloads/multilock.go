@@ -43,7 +43,7 @@ func (m *multilockRun) NewCycler(id int, w drivers.Worker, release context.Conte
 		return lacking(drivers.KindMulti)
 	}
 	return &multilockCycler{
-		m: m, w: mw, keys: newKeyChooser(m.cfg, id), cycleBase: newCycleBase(m.cfg, release),
+		m: m, w: mw, keys: newKeyChooser(m.cfg, id), cycleBase: newCycleBase(m.cfg, id, release),
 		set: make([]int, 0, m.cfg.Fanout), setNames: make([]string, 0, m.cfg.Fanout),
 	}
 }
@@ -87,11 +87,11 @@ func (cy *multilockCycler) Cycle(ctx context.Context, rec *results.Recorder) err
 	}
 	acquired := time.Now()
 	for _, k := range cy.set {
-		cy.m.checker.Enter(k)
+		cy.m.checker.Enter(k, cy.worker)
 	}
 	cy.holdLock(ctx)
 	for _, k := range cy.set {
-		cy.m.checker.Exit(k)
+		cy.m.checker.Exit(k, cy.worker)
 	}
 	relStart := time.Now()
 	err := cy.w.UnlockMulti(cy.release, cy.setNames)

@@ -47,7 +47,7 @@ func (r *reentrancyRun) Violations() int64 { return r.checker.Violations() + r.h
 func (r *reentrancyRun) Holds() results.HoldChecks { return r.holds.report() }
 
 func (r *reentrancyRun) NewCycler(id int, w drivers.Worker, release context.Context) Cycler {
-	return &reentrancyCycler{r: r, w: w, hc: r.holds.counter(w), keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, release)}
+	return &reentrancyCycler{r: r, w: w, hc: r.holds.counter(w), keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, id, release)}
 }
 
 type reentrancyCycler struct {
@@ -73,7 +73,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		taken++
 		if taken == 1 {
 			acquired = time.Now()
-			cy.r.checker.Enter(k)
+			cy.r.checker.Enter(k, cy.worker)
 		}
 		cy.check(name, taken, rec)
 	}
@@ -90,7 +90,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	for level := taken; level >= 1; level-- {
 		cy.check(name, level, rec)
 		if level == 1 {
-			cy.r.checker.Exit(k)
+			cy.r.checker.Exit(k, cy.worker)
 			relStart = time.Now()
 		}
 		err := cy.w.Unlock(cy.release, name)

@@ -46,7 +46,7 @@ func (r *rwRun) NewCycler(id int, w drivers.Worker, release context.Context) Cyc
 	if !ok {
 		return lacking(drivers.KindRW)
 	}
-	return &rwCycler{r: r, w: rw, keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, release)}
+	return &rwCycler{r: r, w: rw, keys: newKeyChooser(r.cfg, id), cycleBase: newCycleBase(r.cfg, id, release)}
 }
 
 type rwCycler struct {
@@ -73,17 +73,17 @@ func (cy *rwCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
 	}
 	acquired := time.Now()
 	if read {
-		cy.r.checker.EnterRead(k)
+		cy.r.checker.EnterRead(k, cy.worker)
 	} else {
-		cy.r.checker.EnterWrite(k)
+		cy.r.checker.EnterWrite(k, cy.worker)
 	}
 	cy.holdLock(ctx)
 	relStart := time.Now()
 	if read {
-		cy.r.checker.ExitRead(k)
+		cy.r.checker.ExitRead(k, cy.worker)
 		err = cy.w.RUnlock(cy.release, name)
 	} else {
-		cy.r.checker.ExitWrite(k)
+		cy.r.checker.ExitWrite(k, cy.worker)
 		err = cy.w.Unlock(cy.release, name)
 	}
 	cy.released(ctx, rec, err, start, acquired, relStart)
@@ -104,6 +104,7 @@ type RWChecker struct {
 	violations atomic.Int64
 	shared     *atomic.Int64 // every process's violations, with Config.Shared; else nil
 	maxReaders atomic.Int64
+	referee    Referee // told of every holder, with Config.Referee; else nil
 }
 
 // NewRWChecker returns a checker for keys lock names.
@@ -111,12 +112,15 @@ func NewRWChecker(keys int) *RWChecker {
 	return &RWChecker{state: make([]atomic.Int64, keys)}
 }
 
-// EnterRead marks a reader of key; it counts a violation if a writer is inside.
-func (c *RWChecker) EnterRead(key int) {
+// EnterRead marks worker as a reader of key; it counts a violation if a writer is inside.
+func (c *RWChecker) EnterRead(key, worker int) {
 	v := c.state[key].Add(1)
 	if v >= rwWriter {
 		c.violations.Add(1)
 		countShared(c.shared)
+	}
+	if c.referee != nil {
+		c.referee.Enter(key, worker, true)
 	}
 	readers := v % rwWriter
 	for {
@@ -127,19 +131,32 @@ func (c *RWChecker) EnterRead(key int) {
 	}
 }
 
-// ExitRead unmarks a reader of key.
-func (c *RWChecker) ExitRead(key int) { c.state[key].Add(-1) }
+// ExitRead unmarks worker as a reader of key.
+func (c *RWChecker) ExitRead(key, worker int) {
+	if c.referee != nil {
+		c.referee.Exit(key, worker)
+	}
+	c.state[key].Add(-1)
+}
 
-// EnterWrite marks a writer of key; it counts a violation if anyone else is inside.
-func (c *RWChecker) EnterWrite(key int) {
+// EnterWrite marks worker as the writer of key; it counts a violation if anyone else is inside.
+func (c *RWChecker) EnterWrite(key, worker int) {
 	if c.state[key].Add(rwWriter) != rwWriter {
 		c.violations.Add(1)
 		countShared(c.shared)
 	}
+	if c.referee != nil {
+		c.referee.Enter(key, worker, false)
+	}
 }
 
-// ExitWrite unmarks a writer of key.
-func (c *RWChecker) ExitWrite(key int) { c.state[key].Add(-rwWriter) }
+// ExitWrite unmarks worker as the writer of key.
+func (c *RWChecker) ExitWrite(key, worker int) {
+	if c.referee != nil {
+		c.referee.Exit(key, worker)
+	}
+	c.state[key].Add(-rwWriter)
+}
 
 // Violations returns the violations seen so far.
 func (c *RWChecker) Violations() int64 { return c.violations.Load() }

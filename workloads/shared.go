@@ -31,17 +31,21 @@ func (s *Shared) fits(keys int) bool {
 // checker returns the holder checker for the config: on the shared state when there is one.
 func (c *Config) checker() *Checker {
 	if s := c.Shared; s.fits(c.Keys) {
-		return &Checker{occupancy: s.Occupancy[:c.Keys], shared: s.Violations}
+		return &Checker{occupancy: s.Occupancy[:c.Keys], shared: s.Violations, referee: c.Referee}
 	}
-	return NewChecker(c.Keys)
+	ch := NewChecker(c.Keys)
+	ch.referee = c.Referee
+	return ch
 }
 
 // rwChecker returns the read-write checker for the config: on the shared state when there is one.
 func (c *Config) rwChecker() *RWChecker {
 	if s := c.Shared; s.fits(c.Keys) {
-		return &RWChecker{state: s.RW[:c.Keys], shared: s.Violations}
+		return &RWChecker{state: s.RW[:c.Keys], shared: s.Violations, referee: c.Referee}
 	}
-	return NewRWChecker(c.Keys)
+	ch := NewRWChecker(c.Keys)
+	ch.referee = c.Referee
+	return ch
 }
 
 // fenceChecker returns the fencing checker for the config: on the shared state when there is one.

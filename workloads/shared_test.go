@@ -22,10 +22,10 @@ func TestCheckersOnSharedStateSeeEachOther(t *testing.T) {
 	s := newShared(4)
 	cfg := Config{Keys: 4, Shared: s}
 	a, b := cfg.checker(), cfg.checker() // one per "process"
-	a.Enter(2)
-	b.Enter(2) // a holder in the other process: a violation only shared state can see
-	b.Exit(2)
-	a.Exit(2)
+	a.Enter(2, 0)
+	b.Enter(2, 0) // a holder in the other process: a violation only shared state can see
+	b.Exit(2, 0)
+	a.Exit(2, 0)
 	if a.Violations() != 0 || b.Violations() != 1 {
 		t.Errorf("own violations a=%d b=%d, want 0 and 1 (counted by who entered second)", a.Violations(), b.Violations())
 	}
@@ -34,8 +34,8 @@ func TestCheckersOnSharedStateSeeEachOther(t *testing.T) {
 	}
 
 	ra, rb := cfg.rwChecker(), cfg.rwChecker()
-	ra.EnterRead(1)
-	rb.EnterWrite(1)
+	ra.EnterRead(1, 0)
+	rb.EnterWrite(1, 0)
 	if got := s.Violations.Load(); got != 2 {
 		t.Errorf("shared violations after a writer met a reader of the other process = %d, want 2", got)
 	}
@@ -54,8 +54,8 @@ func TestSharedTooSmallFallsBackToPrivate(t *testing.T) {
 	s := newShared(2)
 	cfg := Config{Keys: 4, Shared: s}
 	c := cfg.checker()
-	c.Enter(3) // beyond the shared slices: must not panic
-	c.Enter(3)
+	c.Enter(3, 0) // beyond the shared slices: must not panic
+	c.Enter(3, 0)
 	if c.Violations() != 1 || s.Violations.Load() != 0 {
 		t.Errorf("private checker: own %d shared %d, want 1 and 0", c.Violations(), s.Violations.Load())
 	}

@@ -69,18 +69,18 @@ func TestKeyChooserIsReproducibleAndInRange(t *testing.T) {
 
 func TestCheckerCountsOverlap(t *testing.T) {
 	c := NewChecker(2)
-	c.Enter(0)
-	c.Enter(1)
+	c.Enter(0, 0)
+	c.Enter(1, 0)
 	if c.Violations() != 0 {
 		t.Fatal("distinct keys counted as a violation")
 	}
-	c.Enter(0)
+	c.Enter(0, 0)
 	if c.Violations() != 1 {
 		t.Fatalf("overlap on key 0: %d violations, want 1", c.Violations())
 	}
-	c.Exit(0)
-	c.Exit(0)
-	c.Enter(0)
+	c.Exit(0, 0)
+	c.Exit(0, 0)
+	c.Enter(0, 0)
 	if c.Violations() != 1 {
 		t.Fatal("sequential holders counted as a violation")
 	}

@@ -201,6 +201,13 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	if err != nil {
 		return results.Run{}, err
 	}
+	if r.referee != nil {
+		refArgs, refEnv, err := r.referee.childArgs()
+		if err != nil {
+			return results.Run{}, err
+		}
+		collectArgs, collectEnv = append(collectArgs, refArgs...), append(collectEnv, refEnv...)
+	}
 	// The common start is set by the deployment's clock, which every process reads, not by
 	// this machine's, which processes elsewhere do not share.
 	clockMode := clockLocal
@@ -258,6 +265,9 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	}
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
+	if r.referee != nil {
+		r.referee.settle(ctx, runID, cfg.Keys, &run, ui)
+	}
 	for _, w := range run.Fleet.Warnings {
 		ui.line("warning: %s: %s", driver, w)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
 	"github.com/lockbench/lockbench/generators/generatorstest"
+	"github.com/lockbench/lockbench/results"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -75,9 +77,38 @@ func TestGeneratorsDocker(t *testing.T) {
 		if len(hosts) != 3 {
 			t.Errorf("%s: host names %v; want one per container", r.Driver, hosts)
 		}
+		if !slices.Contains(r.Checkers, results.CheckerReferee) || r.Referee == nil || r.Referee.Entries == 0 {
+			t.Errorf("%s: checkers %v, referee %+v; want the referee on by default, marking sections", r.Driver, r.Checkers, r.Referee)
+		}
+		for _, p := range r.Fleet.Processes {
+			if p.Clock == nil || p.Clock.Source == results.ClockLocal {
+				t.Errorf("%s process %d: clock %+v; want the common start by the deployment's clock", r.Driver, p.Index, p.Clock)
+			}
+		}
 	}
 	if !strings.Contains(errb.String(), "[lockbench-gen-") {
 		t.Errorf("the generators' output does not reach stderr named:\n%s", errb)
+	}
+	assertNothingLeft(t, cmd.Process.Pid)
+}
+
+// The negative control across containers: the unsafe driver on three generators, which share
+// no memory, is caught by the referee (on by default), and the run exits 1.
+func TestGeneratorsDockerRefereeCatchesUnsafe(t *testing.T) {
+	lbImage := generatorstest.Image(t)
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--procs", "3", "--generators", "docker", "--generator-image", lbImage,
+		"--keys", "1", "--driver", "unsafe", "--concurrency", "4", "--hold", "1ms",
+		"--duration", "1s", "--warmup", "200ms", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	t.Cleanup(func() { removeLeft(cmd.Process.Pid) })
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailure, out, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 1 || f.Runs[0].Referee == nil || f.Runs[0].Referee.Violations == 0 || f.Runs[0].Violations < f.Runs[0].Referee.Violations {
+		t.Fatalf("runs %d, referee %+v: want the referee's violations in the run", len(f.Runs), f.Runs[0].Referee)
 	}
 	assertNothingLeft(t, cmd.Process.Pid)
 }
@@ -168,6 +199,7 @@ func TestGeneratorsBadInput(t *testing.T) {
 		{[]string{"run", "--generators", "docker", "--addr", "127.0.0.1:6379"}, "", "loopback"},
 		{[]string{"run", "--generators", "docker", "--addr", "redis://localhost:6379"}, "", "loopback"},
 		{[]string{"run", "--generators", "docker", "--provider", "docker", "--topology", "cluster"}, "", "host's network"},
+		{[]string{"run", "--generators", "docker", "--referee", "127.0.0.1:6390"}, "", "--referee 127.0.0.1:6390 is on this host's loopback"},
 		{[]string{"run", "--generators", "docker"}, "unix:///nonexistent/docker.sock", "no Docker engine"},
 	}
 	for _, c := range cases {

@@ -170,6 +170,9 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 		if err := results.WriteSummary(stdout, merged.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench merge: summary: %v\n", err)
 		}
+		if err := results.WriteCheckers(stdout, merged.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench merge: checkers: %v\n", err)
+		}
 		if err := results.WriteFairness(stdout, merged.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench merge: fairness: %v\n", err)
 		}

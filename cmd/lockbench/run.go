@@ -137,6 +137,7 @@ type runFlags struct {
 	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
+	referee    refereeFlags   // --referee (run_referee.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -202,6 +203,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if fleetCommand(c.name) {
 		addFleetFlags(fs, &f.fleet, c.name)
 		f.collect.add(fs, c.name)
+		f.referee.add(fs, c.name)
 	}
 	f.net.add(fs)
 	if c.name == cmdRun {
@@ -363,7 +365,8 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	var checks []func() string
 	if fleetCommand(command) {
 		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) },
-			func() string { return f.collect.check(f, command) })
+			func() string { return f.collect.check(f, command) },
+			func() string { return f.referee.check(f, command) })
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string { return checkFaultFlags(f) })
@@ -461,6 +464,19 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	file.Repeat, file.Baseline = f.repeat, f.baseline
 	r := &runner{f: f, tgt: tgt, ui: ui, file: file, abort: f.abort.runCheck(f.thresholds)}
+	if f.referee.addr != "" {
+		// Before anything is measured: a referee on the deployment under test is refused.
+		ref, err := startReferee(ctx, f, tgt, ui)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench run: --referee: %v\n", err)
+			if errors.Is(err, errRefereeInput) {
+				return exitUsage
+			}
+			return exitFailure
+		}
+		defer ref.close()
+		r.referee = ref
+	}
 	r.runAll(ctx)
 	if r.badConfig {
 		return exitUsage
@@ -483,6 +499,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if len(file.Runs) > 0 {
 		if err := results.WriteSummaryBaseline(stdout, file.Runs, f.baseline); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
+		}
+		if err := results.WriteCheckers(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: checkers: %v\n", err)
 		}
 		if err := results.WriteFairness(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)

@@ -71,6 +71,14 @@ func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
 		}
 	}
+	switch {
+	case f.referee.addr == "":
+		// Containers share no memory: without the referee, nothing checks mutual exclusion
+		// across them.
+		f.referee.addr = refereeNative
+	case f.referee.addr != refereeNative && isLoopbackHost(addrHost(f.referee.addr)):
+		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
+	}
 	for _, a := range f.addrs {
 		if host := addrHost(a); isLoopbackHost(host) {
 			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
@@ -85,6 +93,16 @@ func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 		return "--generators docker: " + err.Error()
 	}
 	return ""
+}
+
+// nativeHost is where servers lockbench starts for the run bind (the topology, a native
+// referee): the generators' network gateway with --generators docker, so that the containers
+// reach them; "" (loopback) otherwise.
+func (g *generatorFlags) nativeHost() string {
+	if g.network == nil {
+		return ""
+	}
+	return g.network.Gateway
 }
 
 // addrHost returns the host of an --addr: host:port, or a redis:// or rediss:// URL.
@@ -176,6 +194,13 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		collectArgs = append(collectArgs, "--collect", srv.Addr())
 	}
 	id := collectArgs[1] // --run ID
+	if r.referee != nil {
+		refArgs, refEnv, err := r.referee.childArgs()
+		if err != nil {
+			return results.Run{}, err
+		}
+		collectArgs, collectEnv = append(collectArgs, refArgs...), append(collectEnv, refEnv...)
+	}
 	// The common start is set by the deployment's clock, which every generator reads.
 	clockMode := clockLocal
 	est, source, clockOK := r.tgt.measureClock(ctx, ui)
@@ -222,6 +247,9 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		return run, err
 	}
 	run.TopologySpec = f.spec.String()
+	if r.referee != nil {
+		r.referee.settle(ctx, id, cfg.Keys, &run, ui)
+	}
 	for _, w := range run.Fleet.Warnings {
 		ui.line("warning: %s: %s", driver, w)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/collect"
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
@@ -45,6 +46,31 @@ type runner struct {
 	abort   func(driver string, l workloads.Live) string
 	aborted bool
 	step    int
+	// referee is the run's safety referee (--referee, run_referee.go); nil without one.
+	referee *refereeSession
+}
+
+// runHere runs plan in this process, with the referee when there is one.
+func (r *runner) runHere(ctx context.Context, plan workloads.Plan) (results.Run, error) {
+	if r.referee == nil {
+		return workloads.Run(ctx, plan)
+	}
+	runID := collect.NewRunID()
+	ref, err := r.referee.open(ctx, runID, process(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer ref.Close()
+	plan.Config.Referee = ref
+	run, err := workloads.Run(ctx, plan)
+	if err != nil {
+		return run, err
+	}
+	run.Referee = ref.Result()
+	cfg := plan.Config
+	cfg.Fill()
+	r.referee.settle(ctx, runID, cfg.Keys, &run, r.ui)
+	return run, nil
 }
 
 // runAll runs the rounds. Once ctx ends, the runs not yet started are left out.
@@ -110,7 +136,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	case f.fleet.procs > 1:
 		run, err = r.runProcs(ctx, name, round) // fleet.go
 	default:
-		run, err = workloads.Run(ctx, plan)
+		run, err = r.runHere(ctx, plan)
 	}
 	ui.clear()
 	switch {

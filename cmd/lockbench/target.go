@@ -83,8 +83,8 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 			}
 			native = t.secure.native
 		}
-		if n := f.gens.network; n != nil {
-			native.Host = n.Gateway // where the generator containers reach the servers
+		if h := f.gens.nativeHost(); h != "" {
+			native.Host = h // where the generator containers reach the servers
 		}
 		ui.line("starting a private %s topology (%s%s; use --addr to attach to an existing Redis)", f.spec, f.provider, t.secureDesc())
 		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec, native)

@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/metrics"
+	"github.com/lockbench/lockbench/referee"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -86,6 +87,18 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("%s; start at %v by it, %v from now", describeClock(est, source), ff.startAt, time.Until(est.Local(ff.startAt)).Round(time.Millisecond))
 		}
 	}
+	if f.referee.addr != "" {
+		ref, err := openWorkerReferee(ctx, f, tgt)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench worker: --referee: %v\n", err)
+			if errors.Is(err, errRefereeInput) {
+				return exitUsage
+			}
+			return exitFailure
+		}
+		defer ref.Close()
+		fw.Referee = ref
+	}
 	run, err := fleet.Work(ctx, plan, fw)
 	ui.clear()
 
@@ -144,6 +157,16 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// openWorkerReferee connects this process to the run's referee, refusing one that is a node of
+// the deployment under test.
+func openWorkerReferee(ctx context.Context, f *runFlags, tgt *target) (*referee.Referee, error) {
+	s := &refereeSession{flags: f.referee}
+	if err := tgt.checkApart(ctx, s, process(f.fleet.index)); err != nil {
+		return nil, err
+	}
+	return s.open(ctx, f.collect.runID, process(f.fleet.index))
 }
 
 // storeTimeout bounds storing the result: an interrupted worker still hands back what it
