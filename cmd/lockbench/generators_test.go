@@ -200,6 +200,7 @@ func TestGeneratorsBadInput(t *testing.T) {
 		{[]string{"run", "--generators", "docker", "--addr", "redis://localhost:6379"}, "", "loopback"},
 		{[]string{"run", "--generators", "docker", "--provider", "docker", "--topology", "cluster"}, "", "host's network"},
 		{[]string{"run", "--generators", "docker", "--referee", "127.0.0.1:6390"}, "", "--referee 127.0.0.1:6390 is on this host's loopback"},
+		{[]string{"run", "--generators", "docker", "--procs", "2", "--collect", "localhost:6391"}, "", "--collect localhost:6391 is on this host's loopback"},
 		{[]string{"run", "--generators", "docker"}, "unix:///nonexistent/docker.sock", "no Docker engine"},
 	}
 	for _, c := range cases {

@@ -71,13 +71,16 @@ func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
 		}
 	}
-	switch {
-	case f.referee.addr == "":
+	if f.referee.addr == "" {
 		// Containers share no memory: without the referee, nothing checks mutual exclusion
 		// across them.
 		f.referee.addr = refereeNative
+	}
+	switch {
 	case f.referee.addr != refereeNative && isLoopbackHost(addrHost(f.referee.addr)):
 		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
+	case f.collect.addr != "" && isLoopbackHost(addrHost(f.collect.addr)):
+		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
 	}
 	for _, a := range f.addrs {
 		if host := addrHost(a); isLoopbackHost(host) {
@@ -179,8 +182,9 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 	}
 	// Results come back through a Redis, not a volume: --collect's, or one of our own on
 	// the generators' network, apart from the deployment under test.
+	id := collect.NewRunID()
 	store := f.collect.options()
-	collectArgs, collectEnv, err := f.collect.childArgs(collect.NewRunID())
+	extraArgs, extraEnv, err := f.collect.childArgs(id) // --run ID, and --collect when given
 	if err != nil {
 		return results.Run{}, err
 	}
@@ -191,15 +195,14 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		}
 		defer srv.Close()
 		store = collect.Options{Addr: srv.Addr()}
-		collectArgs = append(collectArgs, "--collect", srv.Addr())
+		extraArgs = append(extraArgs, "--collect", srv.Addr())
 	}
-	id := collectArgs[1] // --run ID
 	if r.referee != nil {
 		refArgs, refEnv, err := r.referee.childArgs()
 		if err != nil {
 			return results.Run{}, err
 		}
-		collectArgs, collectEnv = append(collectArgs, refArgs...), append(collectEnv, refEnv...)
+		extraArgs, extraEnv = append(extraArgs, refArgs...), append(extraEnv, refEnv...)
 	}
 	// The common start is set by the deployment's clock, which every generator reads.
 	clockMode := clockLocal
@@ -221,13 +224,13 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 		RunID:    id,
 		Networks: networks,
 		CPUs:     f.gens.cpus,
-		Env:      append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
+		Env:      append(f.conn.settings.Env(), extraEnv...), // passwords: never on a command line
 		Stderr:   ui,
 		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
 		Args: func(i int, startAt time.Time, output string) []string {
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
 			args = append(args, "--clock", clockMode)
-			args = append(args, collectArgs...)
+			args = append(args, extraArgs...)
 			return append(args, f.conn.child...)
 		},
 		Gather: func(ctx context.Context) (*results.File, error) {
