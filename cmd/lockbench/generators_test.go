@@ -99,7 +99,7 @@ func TestGeneratorsDockerRefereeCatchesUnsafe(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "3", "--generators", "docker", "--generator-image", lbImage,
-		"--keys", "1", "--driver", "unsafe", "--concurrency", "4", "--hold", "1ms",
+		"--keys", "1", "--driver", "unsafe", "--concurrency", "2", "--hold", "20ms", // holds past its 10 ms lease
 		"--duration", "1s", "--warmup", "200ms", "--out", dir)
 	code, out := finish(t, cmd, errb)
 	t.Cleanup(func() { removeLeft(cmd.Process.Pid) })
