@@ -56,7 +56,8 @@ type Shared struct {
 
 // RunShared starts the processes with a common start time and a shared crosscheck arena (when
 // this platform can map one; else each process checks its own holders, and Warn says so),
-// waits for them, and merges their results losslessly (results.MergeProcesses). A process that
+// waits for them, and merges their results losslessly, one at a time (results.FileMerger), from
+// their result files or from where Gather fetches them. A process that
 // crashed or was killed is listed in the merged run's Fleet.Lost and makes it incomplete, named
 // with how it ended. The merged violations are at least what the shared arena counted, read
 // from the memory itself, so a crashed process's violations are not lost. When every process

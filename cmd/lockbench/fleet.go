@@ -301,8 +301,14 @@ Example, 3 processes started by hand against one Redis:
   done; wait
   lockbench merge out/proc-*.json -o merged.json
 
+--start-at is read by the deployment's clock (--clock redis, the default: TIME, its offset
+estimated over several round trips), so machines whose clocks disagree still start together.
+With --collect ADDR --run ID a worker stores its result in that Redis instead of a file, for
+'lockbench merge --from ADDR --run ID --expect N': no volume shared by the machines.
+
 Processes on one machine started by 'lockbench run --procs' share a safety checker (shared
-memory); workers started separately check their own holders only (see README).
+memory); across machines, --referee ADDR --run ID has every holder mark its critical section
+on a separate Redis, which counts two holders at once (see README).
 
 Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
 `

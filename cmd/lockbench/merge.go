@@ -84,24 +84,10 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		if err := collect.CheckRunID(*runID); err != nil {
 			return bad("--run: %v", err)
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		var err error
-		merged, err = collect.Fetch(ctx, collect.Options{Addr: *from, CAFile: *caFile}, *runID, *expect, version, command)
-		switch {
-		case errors.Is(err, collect.ErrMissing) && merged != nil:
-			missing = err
-		case errors.Is(err, collect.ErrMissing):
-			fmt.Fprintf(stderr, "lockbench merge: %v\n", err)
-			return exitFailure
-		case ctx.Err() != nil:
-			fmt.Fprintln(stderr, "lockbench merge: interrupted; nothing written")
-			return exitInterrupted
-		case err != nil && !badCollection(err):
-			fmt.Fprintf(stderr, "lockbench merge: %v\n", conn.RedactURL(err.Error()))
-			return exitFailure // the store did not answer: nothing wrong with the input
-		case err != nil:
-			return bad("%s", mismatchText(err))
+		var code int
+		merged, code, missing = mergeFrom(collect.Options{Addr: *from, CAFile: *caFile}, *runID, *expect, command, stderr)
+		if code != exitOK {
+			return code
 		}
 	} else {
 		if *runID != "" || *expect != 0 || *caFile != "" {
@@ -120,6 +106,32 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return writeMerged(merged, *out, missing, stdout, stderr)
+}
+
+// mergeFrom fetches and merges run runID's results from the store (merge --from). It returns
+// the merged file, with missing saying which processes are absent from it; or, with no file to
+// write, the exit code after saying why.
+func mergeFrom(opt collect.Options, runID string, expect int, command []string, stderr io.Writer) (merged *results.File, code int, missing error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	merged, err := collect.Fetch(ctx, opt, runID, expect, version, command)
+	switch {
+	case errors.Is(err, collect.ErrMissing) && merged != nil:
+		return merged, exitOK, err
+	case errors.Is(err, collect.ErrMissing):
+		fmt.Fprintf(stderr, "lockbench merge: %v\n", err)
+		return nil, exitFailure, nil
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "lockbench merge: interrupted; nothing written")
+		return nil, exitInterrupted, nil
+	case err != nil && !badCollection(err):
+		fmt.Fprintf(stderr, "lockbench merge: %v\n", conn.RedactURL(err.Error()))
+		return nil, exitFailure, nil // the store did not answer: nothing wrong with the input
+	case err != nil:
+		fmt.Fprintf(stderr, "lockbench merge: %s\nRun 'lockbench merge --help' for usage.\n", mismatchText(err))
+		return nil, exitUsage, nil
+	}
+	return merged, exitOK, nil
 }
 
 // addFiles reads the result files one at a time and adds each to g, which keeps what it merged

@@ -80,25 +80,15 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	ff := f.fleet
 	ui.line("process %d of %d: %s, %s, %d workers, %d keys; start at %v", ff.index, ff.procs, f.drivers[0], f.workload, f.cfg.Concurrency, f.cfg.Keys, ff.startAt)
-	fw := fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena}
-	if ff.clock == clockRedis && !ff.startAt.IsZero() {
-		if est, source, ok := tgt.measureClock(ctx, ui); ok {
-			fw.Clock, fw.ClockSource = &est, source
-			ui.line("%s; start at %v by it, %v from now", describeClock(est, source), ff.startAt, time.Until(est.Local(ff.startAt)).Round(time.Millisecond))
+	fw, closeWorker, err := fleetWorker(ctx, f, tgt, ui)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench worker: --referee: %v\n", err)
+		if errors.Is(err, errRefereeInput) {
+			return exitUsage
 		}
+		return exitFailure
 	}
-	if f.referee.addr != "" {
-		ref, err := openWorkerReferee(ctx, f, tgt)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench worker: --referee: %v\n", err)
-			if errors.Is(err, errRefereeInput) {
-				return exitUsage
-			}
-			return exitFailure
-		}
-		defer ref.Close()
-		fw.Referee = ref
-	}
+	defer closeWorker()
 	run, err := fleet.Work(ctx, plan, fw)
 	ui.clear()
 
@@ -130,25 +120,9 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("lockbench worker: %d errors, %s", run.Errors, safetySummary(&run))
 		}
 	}
-	if f.collect.addr != "" {
-		if err := storeResult(ctx, f, file); err != nil {
-			fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
-			return exitFailure
-		}
-		ui.line("results: stored on %s under run %s", conn.RedactURL(f.collect.addr), f.collect.runID)
-	}
-	if !f.noResults && (f.collect.addr == "" || ff.output != "") {
-		path := ff.output
-		if path == "" {
-			path, err = results.WriteFile(f.out, file)
-		} else {
-			err = results.WriteFileAt(path, file)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench worker: writing results: %v\n", err)
-			return exitFailure
-		}
-		ui.line("results: %s", path)
+	if err := handBack(ctx, f, file, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
+		return exitFailure
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -159,6 +133,29 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// fleetWorker is this process's place in the run: its index, the common start by the
+// deployment's clock (--clock redis) and the run's referee (--referee), checked apart from the
+// deployment. Call closeWorker when the run is over.
+func fleetWorker(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) (fw fleet.Worker, closeWorker func(), err error) {
+	ff := f.fleet
+	fw = fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena}
+	closeWorker = func() {}
+	if ff.clock == clockRedis && !ff.startAt.IsZero() {
+		if est, source, ok := tgt.measureClock(ctx, ui); ok {
+			fw.Clock, fw.ClockSource = &est, source
+			ui.line("%s; start at %v by it, %v from now", describeClock(est, source), ff.startAt, time.Until(est.Local(ff.startAt)).Round(time.Millisecond))
+		}
+	}
+	if f.referee.addr != "" {
+		ref, err := openWorkerReferee(ctx, f, tgt)
+		if err != nil {
+			return fw, closeWorker, err
+		}
+		fw.Referee, closeWorker = ref, ref.Close
+	}
+	return fw, closeWorker, nil
+}
+
 // openWorkerReferee connects this process to the run's referee, refusing one that is a node of
 // the deployment under test.
 func openWorkerReferee(ctx context.Context, f *runFlags, tgt *target) (*referee.Referee, error) {
@@ -167,6 +164,33 @@ func openWorkerReferee(ctx context.Context, f *runFlags, tgt *target) (*referee.
 		return nil, err
 	}
 	return s.open(ctx, f.collect.runID, process(f.fleet.index))
+}
+
+// handBack delivers the worker's result: stored in the collection Redis (--collect), and/or
+// written to --output or a new file in --out (unless --no-results, or --collect without
+// --output: a container's file system may be read-only and nobody would read it).
+func handBack(ctx context.Context, f *runFlags, file *results.File, ui *progressUI) error {
+	if f.collect.addr != "" {
+		if err := storeResult(ctx, f, file); err != nil {
+			return err
+		}
+		ui.line("results: stored on %s under run %s", conn.RedactURL(f.collect.addr), f.collect.runID)
+	}
+	if f.noResults || f.collect.addr != "" && f.fleet.output == "" {
+		return nil
+	}
+	path := f.fleet.output
+	var err error
+	if path == "" {
+		path, err = results.WriteFile(f.out, file)
+	} else {
+		err = results.WriteFileAt(path, file)
+	}
+	if err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	ui.line("results: %s", path)
+	return nil
 }
 
 // storeTimeout bounds storing the result: an interrupted worker still hands back what it
