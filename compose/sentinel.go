@@ -110,6 +110,10 @@ func (s *Sentinel) start(ctx context.Context, bin string, opt NativeOptions) err
 
 	sbin, sargs := sentinelCommand(bin)
 	conf := sentinelConf(s.name, mhost, mport)
+	if opt.Host != DefaultHost {
+		// As announceArgs, for the sentinels' hellos to each other.
+		conf += "sentinel announce-ip " + opt.Host + "\n"
+	}
 	if opt.Auth != nil {
 		conf += opt.Auth.sentinelConf(s.name)
 	}

@@ -72,6 +72,18 @@ func lostPortRace(se *startError) bool {
 	return errors.Is(se.cause, ErrServerExited) && strings.Contains(se.logTail, "Address already in use")
 }
 
+// announceArgs make a server bound on host other than loopback announce host to its master,
+// sentinels and cluster peers: they would otherwise record the source address of its
+// connections, which the kernel picks from the host's default route (Redis 7.0's
+// bind-source-addr does not cover replication), and which clients on host's network may not
+// reach.
+func announceArgs(host string) []string {
+	if host == DefaultHost {
+		return nil
+	}
+	return []string{"--replica-announce-ip", host, "--cluster-announce-ip", host}
+}
+
 // startSingleOn makes one attempt on one port; on failure the process is stopped and its dir
 // removed before the error is returned.
 func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int) (*Single, error) {
@@ -84,6 +96,7 @@ func startSingleOn(ctx context.Context, bin string, opt NativeOptions, port int)
 		"--protected-mode", "no",
 		"--daemonize", "no",
 	}
+	args = append(args, announceArgs(opt.Host)...)
 	var readyTLS *tls.Config
 	if opt.TLS != nil {
 		var err error

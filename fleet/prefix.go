@@ -6,8 +6,20 @@ import (
 	"sync"
 )
 
-// prefixWriter writes whole lines to w, each with prefix, under mu shared by all children so
-// their lines do not interleave mid-line.
+// PrefixWriter writes whole lines to w, each with a prefix, under a mutex shared by all the
+// writers of one w so that their lines do not interleave mid-line. One PrefixWriter is not safe
+// for concurrent use; several sharing a mutex are.
+type PrefixWriter = prefixWriter
+
+// NewPrefixWriter returns a writer of whole lines to w, each prefixed, written under mu.
+// Call Flush at the end for a last line without a newline.
+func NewPrefixWriter(w io.Writer, mu *sync.Mutex, prefix string) *PrefixWriter {
+	return &prefixWriter{w: w, mu: mu, prefix: prefix}
+}
+
+// Flush writes a last line without a newline.
+func (p *prefixWriter) Flush() { p.flush() }
+
 type prefixWriter struct {
 	w      io.Writer
 	mu     *sync.Mutex

@@ -41,6 +41,7 @@ type fleetFlags struct {
 	clock string
 
 	startAtText string
+	slotEnv     string // --task-slot-env
 }
 
 // addFleetFlags adds --procs to run, and the worker's flags to worker.
@@ -51,6 +52,7 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	}
 	fs.IntVar(&ff.procs, "procs", 1, "how many generator processes the run has, here and elsewhere (this is one of them)")
 	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
+	fs.StringVar(&ff.slotEnv, "task-slot-env", "", "take the index from this environment variable, which holds a 1-based task slot (Docker Swarm: set it to {{.Task.Slot}} in the service's environment; index = slot - 1), instead of --index")
 	fs.StringVar(&ff.startAtText, "start-at", "", "common start time, RFC 3339 (2026-11-23T12:00:00Z) or Unix seconds: the worker connects, then waits for it before its warm-up (default: at once)")
 	fs.StringVar(&ff.clock, "clock", clockRedis, "what --start-at is read by: 'redis', the deployment's own clock (TIME, its offset from this machine's estimated over several round trips), so that machines whose clocks disagree start together; or 'local', this machine's clock")
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
@@ -69,6 +71,19 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	}
 	if ff.clock != clockRedis && ff.clock != clockLocal {
 		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
+	}
+	if ff.slotEnv != "" {
+		// Swarm expands templates in a service's environment, not in its command, and counts
+		// slots from 1.
+		if fs.Changed("index") {
+			return "give --index or --task-slot-env, not both"
+		}
+		v := os.Getenv(ff.slotEnv)
+		slot, err := strconv.Atoi(v)
+		if err != nil || slot < 1 || slot > ff.procs {
+			return fmt.Sprintf("--task-slot-env %s: the variable holds %q; want a task slot, 1 to %d (--procs %d)", ff.slotEnv, v, ff.procs, ff.procs)
+		}
+		ff.index = slot - 1
 	}
 	if ff.index < 0 || ff.index >= ff.procs {
 		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)

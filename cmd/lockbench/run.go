@@ -129,15 +129,16 @@ type runFlags struct {
 	cpuprof    string
 	tracefile  string
 	thresholds []thresholds.Threshold
-	fleet      fleetFlags   // --procs, and lockbench worker's own flags (fleet.go)
-	net        netFlag      // --net (run_net.go)
-	conn       connFlags    // --user, --password-file, --tls… (run_conn.go)
-	faultFlags faultFlags   // run's --fault and --timeline-interval (run_faults.go)
-	metrics    metricsFlags // --metrics-addr, --metrics-linger (run_metrics.go)
-	abort      abortFlags   // --abort-on-fail, --abort-after (run_abort.go)
-	pin        pinFlags     // --pin, --server-cpus, --client-cpus (run_pin.go)
-	collect    collectFlags // --collect, the worker's --run (run_collect.go)
-	referee    refereeFlags // --referee (run_referee.go)
+	fleet      fleetFlags     // --procs, and lockbench worker's own flags (fleet.go)
+	gens       generatorFlags // --generators docker (run_generators.go)
+	net        netFlag        // --net (run_net.go)
+	conn       connFlags      // --user, --password-file, --tls… (run_conn.go)
+	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
+	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
+	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
+	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
+	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
+	referee    refereeFlags   // --referee (run_referee.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -207,6 +208,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	}
 	f.net.add(fs)
 	if c.name == cmdRun {
+		f.gens.add(fs)
 		addFaultFlags(fs, &f.faultFlags)
 	}
 	f.metrics.add(fs, c.name)
@@ -370,6 +372,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string { return checkFaultFlags(f) })
+		checks = append(checks, func() string { return f.gens.check(fs, f) })
 	}
 	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
 	if command == cmdRun || command == cmdSweep {
@@ -424,6 +427,13 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			})
 		}
 	}()
+
+	removeNetwork, err := f.gens.startNetwork(ctx, f, ui) // run_generators.go
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
+		return exitFailure
+	}
+	defer removeNetwork() // after the topology, whose servers it carries
 
 	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) {
 		stopMu.Lock()

@@ -74,7 +74,7 @@ var errRefereeInput = errors.New("referee")
 func startReferee(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) (*refereeSession, error) {
 	s := &refereeSession{flags: f.referee}
 	if f.referee.addr == refereeNative {
-		single, err := compose.StartSingle(ctx, compose.NativeOptions{})
+		single, err := compose.StartSingle(ctx, compose.NativeOptions{Host: f.gens.nativeHost()}) // run_generators.go
 		if err != nil {
 			return nil, fmt.Errorf("starting the native referee: %w", err)
 		}

@@ -130,9 +130,12 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	recordFaults := r.withFaults(ctx, &plan) // run_faults.go
 	var run results.Run
 	var err error
-	if f.fleet.procs > 1 {
+	switch {
+	case f.gens.docker():
+		run, err = r.runGenerators(ctx, name) // run_generators.go
+	case f.fleet.procs > 1:
 		run, err = r.runProcs(ctx, name, round) // fleet.go
-	} else {
+	default:
 		run, err = r.runHere(ctx, plan)
 	}
 	ui.clear()

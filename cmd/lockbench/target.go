@@ -85,6 +85,9 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 			native = t.secure.native
 		}
 		native.CPUs = f.pin.server
+		if h := f.gens.nativeHost(); h != "" {
+			native.Host = h // where the generator containers reach the servers
+		}
 		ui.line("starting a private %s topology (%s%s; use --addr to attach to an existing Redis)", f.spec, f.provider, t.secureDesc())
 		t.topo, err = startProvider(ctx, f.provider, f.image, f.spec, native)
 	}

@@ -80,15 +80,37 @@ func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 	if opts.Tag == "" {
 		opts.Tag = LocalImage
 	}
-	res := BuildResult{Tag: opts.Tag}
 	if err := Available(ctx); err != nil {
-		return res, err
+		return BuildResult{Tag: opts.Tag}, err
 	}
 	files, err := collectImageFiles()
 	if err != nil {
-		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
+		return BuildResult{Tag: opts.Tag}, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
-	res.Content = contentHash(files)
+	return ImportImage(ctx, opts, files, imageConfig)
+}
+
+// ImageFile is one file of an image ImportImage builds: its absolute path inside the image,
+// its mode and its content. It is a plain value.
+type ImageFile struct {
+	Path string
+	Mode int64
+	Data []byte
+}
+
+// ImportImage builds opts.Tag from nothing (like FROM scratch) as one layer holding files and
+// the directories /data and /tmp (mode 1777), configured by config (Dockerfile instructions
+// such as ENV, USER, WORKDIR, ENTRYPOINT, CMD) and labelled with ContentLabel, a hash of config
+// and files. When an image of that tag already carries the same hash, nothing is built (unless
+// opts.Force); the image the tag named before is removed. It is safe for concurrent use, also
+// across processes of this machine (a lock file serialises builds).
+func ImportImage(ctx context.Context, opts BuildOptions, files []ImageFile, config []string) (BuildResult, error) {
+	if opts.Tag == "" {
+		return BuildResult{}, errors.New("docker: ImportImage needs a tag")
+	}
+	files = slices.Clone(files)
+	slices.SortFunc(files, func(a, b ImageFile) int { return strings.Compare(a.Path, b.Path) })
+	res := BuildResult{Tag: opts.Tag, Content: contentHash(config, files)}
 
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
@@ -120,8 +142,9 @@ func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
+	changes := append(slices.Clone(config), "LABEL "+ContentLabel+"="+res.Content)
 	out, err := cli.ImageImport(ctx, client.ImageImportSource{Source: tarball, SourceName: "-"}, opts.Tag,
-		client.ImageImportOptions{Message: "lockbench image build", Changes: imageChanges(res.Content)})
+		client.ImageImportOptions{Message: "lockbench image build", Changes: changes})
 	if err != nil {
 		return res, fmt.Errorf("docker: build %s: %w", opts.Tag, err)
 	}
@@ -143,18 +166,11 @@ func BuildImage(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 	return res, nil
 }
 
-// imageFile is one file of the image: its path inside, mode and content.
-type imageFile struct {
-	path string
-	mode int64
-	data []byte
-}
-
 // collectImageFiles reads the binaries, every library ldd says they load (the dynamic loader
 // included), each stored under the path the loader looks for and with its content resolved
-// through symlinks, and the entrypoint shim. The result is sorted by path.
-func collectImageFiles() ([]imageFile, error) {
-	byPath := map[string]imageFile{}
+// through symlinks, and the entrypoint shim.
+func collectImageFiles() ([]ImageFile, error) {
+	byPath := map[string]ImageFile{}
 	add := func(inImage, onHost string, mode int64) error {
 		if _, ok := byPath[inImage]; ok {
 			return nil
@@ -163,7 +179,7 @@ func collectImageFiles() ([]imageFile, error) {
 		if err != nil {
 			return err
 		}
-		byPath[inImage] = imageFile{path: inImage, mode: mode, data: data}
+		byPath[inImage] = ImageFile{Path: inImage, Mode: mode, Data: data}
 		return nil
 	}
 	for _, inImage := range imageBinaries {
@@ -190,12 +206,11 @@ func collectImageFiles() ([]imageFile, error) {
 			}
 		}
 	}
-	byPath["/usr/local/bin/docker-entrypoint.sh"] = imageFile{path: "/usr/local/bin/docker-entrypoint.sh", mode: 0o755, data: []byte(entrypointShim)}
-	files := make([]imageFile, 0, len(byPath))
+	byPath["/usr/local/bin/docker-entrypoint.sh"] = ImageFile{Path: "/usr/local/bin/docker-entrypoint.sh", Mode: 0o755, Data: []byte(entrypointShim)}
+	files := make([]ImageFile, 0, len(byPath))
 	for _, f := range byPath {
 		files = append(files, f)
 	}
-	slices.SortFunc(files, func(a, b imageFile) int { return strings.Compare(a.path, b.path) })
 	return files, nil
 }
 
@@ -236,28 +251,23 @@ var imageConfig = []string{
 	`CMD ["redis-server"]`,
 }
 
-// imageChanges returns imageConfig and the content label.
-func imageChanges(content string) []string {
-	return append(slices.Clone(imageConfig), "LABEL "+ContentLabel+"="+content)
-}
-
-// contentHash identifies the image's content: the configuration and every file's path, mode
-// and bytes.
-func contentHash(files []imageFile) string {
+// contentHash identifies an image's content: its configuration and every file's path, mode
+// and bytes, files sorted by path.
+func contentHash(config []string, files []ImageFile) string {
 	h := sha256.New()
-	for _, c := range imageConfig {
+	for _, c := range config {
 		fmt.Fprintf(h, "%s\n", c)
 	}
 	for _, f := range files {
-		fmt.Fprintf(h, "\x00%s\x00%o\x00%d\x00", f.path, f.mode, len(f.data))
-		h.Write(f.data)
+		fmt.Fprintf(h, "\x00%s\x00%o\x00%d\x00", f.Path, f.Mode, len(f.Data))
+		h.Write(f.Data)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // rootfsTar returns the image's root file system as a tar: the files and the empty
 // directories the image needs (/data for the nodes' files, /tmp).
-func rootfsTar(files []imageFile) (io.Reader, error) {
+func rootfsTar(files []ImageFile) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	epoch := time.Unix(0, 0)
@@ -275,8 +285,8 @@ func rootfsTar(files []imageFile) (io.Reader, error) {
 		}
 	}
 	for _, f := range files {
-		h := &tar.Header{Name: strings.TrimPrefix(f.path, "/"), Mode: f.mode, Size: int64(len(f.data))}
-		if err := write(h, f.data); err != nil {
+		h := &tar.Header{Name: strings.TrimPrefix(f.Path, "/"), Mode: f.Mode, Size: int64(len(f.Data))}
+		if err := write(h, f.Data); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/collect"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/generators"
+	"github.com/lockbench/lockbench/results"
+	"github.com/spf13/pflag"
+)
+
+// Where run's generator processes run (--generators).
+const (
+	generatorsProcess = "process"
+	generatorsDocker  = "docker"
+)
+
+// generatorFlags are run's --generators, --generator-image and --generator-cpus.
+type generatorFlags struct {
+	kind  string
+	image string
+	cpus  string
+
+	// network is the generators' own bridge, made by runCommand before the topology starts:
+	// native servers bind on its gateway, the docker provider's are connected to it, and the
+	// Redis the generators hand their results to listens on its gateway.
+	network *generators.Network
+}
+
+func (g *generatorFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&g.kind, "generators", generatorsProcess, "where the --procs generator processes run: process (child processes of this one, sharing a safety checker in memory) or docker (each a container of --generator-image with its own network namespace and file system: separate hosts on one machine)")
+	fs.StringVar(&g.image, "generator-image", generators.LocalImage, "lockbench image the --generators docker containers run ('lockbench image build lockbench' makes "+generators.LocalImage+")")
+	fs.StringVar(&g.cpus, "generator-cpus", "", "with --generators docker: pin every generator container to these CPUs, a cpuset (0, 0-1, 0,2)")
+}
+
+func (g *generatorFlags) docker() bool { return g.kind == generatorsDocker }
+
+// check returns what is wrong with the generator flags, or "". For docker it asks the engine
+// whether it answers and has the image, so that neither is found missing after the servers
+// started.
+func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
+	switch {
+	case g.kind != generatorsProcess && g.kind != generatorsDocker:
+		return fmt.Sprintf("--generators %q: want process or docker", g.kind)
+	case !g.docker() && (fs.Changed("generator-image") || fs.Changed("generator-cpus")):
+		return "--generator-image and --generator-cpus are for --generators docker"
+	case !g.docker():
+		return ""
+	case f.provider == providerDocker && f.spec.Kind == compose.KindCluster:
+		return "--generators docker cannot reach --provider docker's cluster: its nodes run on the host's network, on loopback; use the native provider (its servers then bind on the generators' network)"
+	case f.conn.startSecure:
+		return "--generators docker with --auth or --tls is not supported: the certificates and password files lockbench makes are on this host, which the containers cannot read"
+	case f.net.cond != nil:
+		return "--net is not available with --generators docker: its proxies listen on this host's loopback, which the containers cannot reach"
+	case f.cpuprof != "" || f.tracefile != "":
+		return "--cpuprofile and --trace are not available with --generators docker: the profiles would stay in the removed containers"
+	case f.metrics.addr != "":
+		return "--metrics-addr is not available with --generators docker: the generators' endpoints would be inside their containers"
+	}
+	for _, a := range f.conn.child {
+		if strings.HasPrefix(a, "--tls") {
+			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
+		}
+	}
+	if f.referee.addr == "" {
+		// Containers share no memory: without the referee, nothing checks mutual exclusion
+		// across them.
+		f.referee.addr = refereeNative
+	}
+	switch {
+	case f.referee.addr != refereeNative && isLoopbackHost(addrHost(f.referee.addr)):
+		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
+	case f.collect.addr != "" && isLoopbackHost(addrHost(f.collect.addr)):
+		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
+	}
+	for _, a := range f.addrs {
+		if host := addrHost(a); isLoopbackHost(host) {
+			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
+		}
+	}
+	if err := checkImageRef(g.image); err != nil {
+		return "--generator-image: " + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := generators.CheckImage(ctx, g.image); err != nil {
+		return "--generators docker: " + err.Error()
+	}
+	return ""
+}
+
+// nativeHost is where servers lockbench starts for the run bind (the topology, a native
+// referee): the generators' network gateway with --generators docker, so that the containers
+// reach them; "" (loopback) otherwise.
+func (g *generatorFlags) nativeHost() string {
+	if g.network == nil {
+		return ""
+	}
+	return g.network.Gateway
+}
+
+// addrHost returns the host of an --addr: host:port, or a redis:// or rediss:// URL.
+func addrHost(a string) string {
+	if strings.Contains(a, "://") {
+		if u, err := url.Parse(a); err == nil {
+			return u.Hostname()
+		}
+		return ""
+	}
+	host, _, err := net.SplitHostPort(a)
+	if err != nil {
+		return a
+	}
+	return host
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// startNetwork creates the generators' own network (see generatorFlags.network) and returns a
+// func that removes it.
+func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *progressUI) (func(), error) {
+	if !g.docker() {
+		return func() {}, nil
+	}
+	n, err := generators.NewNetwork(ctx, generators.NewRunID())
+	if err != nil {
+		return func() {}, err
+	}
+	g.network = &n
+	if len(f.addrs) == 0 && f.provider == providerNative {
+		ui.line("generators' network %s: the servers bind on its gateway %s", n.Name, n.Gateway)
+	}
+	return func() {
+		if err := generators.RemoveNetwork(context.Background(), n.ID); err != nil {
+			ui.line("warning: %v", err)
+		}
+	}, nil
+}
+
+// reach returns the networks the generator containers join, their own first, and the
+// addresses they dial.
+func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error) {
+	g := r.f.gens
+	if t, ok := r.tgt.topo.(*docker.Topology); ok {
+		join, addrs, err := t.Reach(ctx, g.network.Name)
+		if errors.Is(err, docker.ErrHostNetwork) {
+			err = fmt.Errorf("--generators docker: %w", err)
+		}
+		return append([]string{g.network.ID}, join...), addrs, err
+	}
+	addrs = r.tgt.topo.Addrs()
+	if r.f.conn.settings != nil {
+		addrs = r.f.conn.settings.ChildAddrs()
+	}
+	return []string{g.network.ID}, addrs, nil
+}
+
+// runGenerators runs driver as f.fleet.procs generator containers (--generators docker) and
+// returns their merged run.
+func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run, error) {
+	f, ui := r.f, r.ui
+	cfg := f.cfg
+	cfg.Fill()
+	networks, addrs, err := r.reach(ctx)
+	if err != nil {
+		return results.Run{}, err
+	}
+	// Results come back through a Redis, not a volume: --collect's, or one of our own on
+	// the generators' network, apart from the deployment under test.
+	id := collect.NewRunID()
+	store := f.collect.options()
+	extraArgs, extraEnv, err := f.collect.childArgs(id) // --run ID, and --collect when given
+	if err != nil {
+		return results.Run{}, err
+	}
+	if store.Addr == "" {
+		srv, err := generators.StartStore(ctx, networks[0])
+		if err != nil {
+			return results.Run{}, fmt.Errorf("the Redis the generators hand their results to: %w", err)
+		}
+		defer srv.Close()
+		store = collect.Options{Addr: srv.Addr()}
+		extraArgs = append(extraArgs, "--collect", srv.Addr())
+	}
+	if r.referee != nil {
+		refArgs, refEnv, err := r.referee.childArgs()
+		if err != nil {
+			return results.Run{}, err
+		}
+		extraArgs, extraEnv = append(extraArgs, refArgs...), append(extraEnv, refEnv...)
+	}
+	// The common start is set by the deployment's clock, which every generator reads.
+	clockMode := clockLocal
+	est, source, clockOK := r.tgt.measureClock(ctx, ui)
+	if clockOK {
+		clockMode = clockRedis
+		ui.line("%s: %s", driver, describeClock(est, source))
+	}
+	ui.line("%s: %d generator containers of %s × %d workers, dialling %s; results collected on %s, run %s",
+		driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","), conn.RedactURL(store.Addr), id)
+	var now func() time.Time
+	if clockOK {
+		now = est.Now
+	}
+	run, exits, err := generators.Run(ctx, generators.Options{
+		Now:      now,
+		Image:    f.gens.image,
+		N:        f.fleet.procs,
+		RunID:    id,
+		Networks: networks,
+		CPUs:     f.gens.cpus,
+		Env:      append(f.conn.settings.Env(), extraEnv...), // passwords: never on a command line
+		Stderr:   ui,
+		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
+		Args: func(i int, startAt time.Time, output string) []string {
+			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
+			args = append(args, "--clock", clockMode)
+			args = append(args, extraArgs...)
+			return append(args, f.conn.child...)
+		},
+		Gather: func(ctx context.Context) (*results.File, error) {
+			file, err := collect.Fetch(ctx, store, id, f.fleet.procs, version, nil)
+			if rerr := collect.Remove(ctx, store, id); rerr != nil {
+				ui.line("results of run %s left on %s until they expire: %v", id, conn.RedactURL(store.Addr), rerr)
+			}
+			return file, err
+		},
+	})
+	for _, e := range exits {
+		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
+			ui.line("lockbench run: %v", e)
+		}
+	}
+	if err != nil {
+		return run, err
+	}
+	run.TopologySpec = f.spec.String()
+	if r.referee != nil {
+		r.referee.settle(ctx, id, cfg.Keys, &run, ui)
+	}
+	for _, w := range run.Fleet.Warnings {
+		ui.line("warning: %s: %s", driver, w)
+	}
+	if len(run.Fleet.Lost) > 0 {
+		r.failed = true
+		ui.line("lockbench run: %s: %s", driver, run.Incomplete)
+	}
+	for _, e := range exits {
+		if e.Err != nil && ctx.Err() == nil {
+			r.failed = true // a generator that failed fails the run, named above
+		}
+	}
+	return run, nil
+}
