@@ -86,6 +86,9 @@ func imageCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := docker.BuildOptions{Tag: f.tag, Force: f.force, Log: stderr}

@@ -49,6 +49,9 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		return bad("no result files to merge")
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	var files []*results.File
 	for _, path := range fs.Args() {
 		f, err := results.ReadFile(path)

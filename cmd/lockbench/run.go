@@ -136,6 +136,8 @@ type runFlags struct {
 	metrics    metricsFlags // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags   // --abort-on-fail, --abort-after (run_abort.go)
 	pin        pinFlags     // --pin, --server-cpus, --client-cpus (run_pin.go)
+	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
+	flagsOnly bool
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -161,7 +163,7 @@ type commandFlags struct {
 func fleetCommand(name string) bool { return name == cmdRun || name == cmdWorker }
 
 func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
-	f := &runFlags{fleet: fleetFlags{procs: 1}}
+	f := &runFlags{fleet: fleetFlags{procs: 1}, flagsOnly: flagsOnly(stdout)}
 	fs := pflag.NewFlagSet("lockbench "+c.name, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
@@ -321,6 +323,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if msg := f.net.check(fs); msg != "" {
 		return bad("%s", msg)
 	}
+	f.conn.noFiles = f.flagsOnly
 	if msg := f.conn.check(fs, f.addrs, spec, f.net.cond != nil); msg != "" {
 		return bad("%s", msg)
 	}
@@ -347,7 +350,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%v", err)
 		}
 	}
-	if f.report != "" {
+	if f.report != "" && !f.flagsOnly {
 		if err := report.CheckDir(f.report); err != nil { // before minutes of running, not after
 			return bad("--report %s: cannot write there: %v", f.report, err)
 		}
@@ -382,6 +385,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	f, code, ok := parseRunFlags(args, stdout, stderr)
 	if !ok {
 		return code
+	}
+	if flagsOnly(stdout) {
+		return exitOK
 	}
 	ui := newProgressUI(stderr)
 	stopProfiles, ok := profile("run", f, stderr)

@@ -60,6 +60,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	ui := newProgressUI(stderr)
 	stopProfiles, ok := profile("sweep", f, stderr)
 	if !ok {

@@ -136,7 +136,7 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	if !(s.factor >= 1) || s.factor > 1e6 {
 		return fmt.Errorf("--stop-factor %v: want 1 or more", s.factor)
 	}
-	if !f.noResults {
+	if !f.noResults && !f.flagsOnly {
 		if err := checkWritable(f.out); err != nil {
 			return fmt.Errorf("--out %s: %v", f.out, err)
 		}
