@@ -350,12 +350,25 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%v", err)
 		}
 	}
-	if f.report != "" && !f.flagsOnly {
-		if err := report.CheckDir(f.report); err != nil { // before minutes of running, not after
-			return bad("--report %s: cannot write there: %v", f.report, err)
-		}
+	if f.flagsOnly {
+		return nil, exitOK, false // parseOnly: checked, and nothing to run
+	}
+	if msg := f.checkReportDir(); msg != "" {
+		return bad("%s", msg)
 	}
 	return f, exitOK, true
+}
+
+// checkReportDir makes sure --report can be written, before minutes of running rather than
+// after, and returns the complaint, or "".
+func (f *runFlags) checkReportDir() string {
+	if f.report == "" {
+		return ""
+	}
+	if err := report.CheckDir(f.report); err != nil {
+		return fmt.Sprintf("--report %s: cannot write there: %v", f.report, err)
+	}
+	return ""
 }
 
 // checkGroups runs the checks of the flag groups command has (fleet, faults, metrics, abort),
@@ -385,9 +398,6 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	f, code, ok := parseRunFlags(args, stdout, stderr)
 	if !ok {
 		return code
-	}
-	if flagsOnly(stdout) {
-		return exitOK
 	}
 	ui := newProgressUI(stderr)
 	stopProfiles, ok := profile("run", f, stderr)

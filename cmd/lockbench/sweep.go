@@ -60,9 +60,6 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if flagsOnly(stdout) {
-		return exitOK
-	}
 	ui := newProgressUI(stderr)
 	stopProfiles, ok := profile("sweep", f, stderr)
 	if !ok {

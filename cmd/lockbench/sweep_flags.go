@@ -136,10 +136,17 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	if !(s.factor >= 1) || s.factor > 1e6 {
 		return fmt.Errorf("--stop-factor %v: want 1 or more", s.factor)
 	}
-	if !f.noResults && !f.flagsOnly {
-		if err := checkWritable(f.out); err != nil {
-			return fmt.Errorf("--out %s: %v", f.out, err)
-		}
+	return checkOut(f)
+}
+
+// checkOut makes sure the results can be written to --out before minutes are spent measuring;
+// with --no-results, or for parseOnly (flagsOnly), there is nothing to check.
+func checkOut(f *runFlags) error {
+	if f.noResults || f.flagsOnly {
+		return nil
+	}
+	if err := checkWritable(f.out); err != nil {
+		return fmt.Errorf("--out %s: %v", f.out, err)
 	}
 	return nil
 }

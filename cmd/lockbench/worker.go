@@ -26,9 +26,6 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if flagsOnly(stdout) {
-		return exitOK
-	}
 	ui := newProgressUI(stderr)
 	stopProfiles, ok := profile("worker", f, stderr)
 	if !ok {
