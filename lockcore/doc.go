@@ -1,12 +1,63 @@
-// Package lockcore is a Redis lock engine that speaks Redisson's lock protocol, built on rueidis.
+// Package lockcore is a Redis lock engine that speaks Redisson's lock protocol, built on rueidis:
+// reentrant, fair, fenced and read-write locks, multi-locks and RedLock, with lease renewal by a
+// watchdog and pub/sub wake-ups. It is a library on its own; lockbench benchmarks it.
 //
-// A Go service using lockcore and a Java service using Redisson exclude each other on the same lock
-// name: the lock is a hash at key name whose field "<client id>:<owner id>" holds the reentrancy
-// count, the key carries a PEXPIRE lease, and a full release PUBLISHes "0" on
-// "redisson_lock__channel:{name}".
+// # Redisson compatibility
 //
-// Lock kinds, each following the Redisson protocol of the same name (keys, fields, channels,
-// messages and return values), so Redisson clients interoperate:
+// A Go service using lockcore and a Java service using Redisson exclude each other on the same
+// lock name: the lock is a hash at key name whose field "<client id>:<owner id>" holds the
+// reentrancy count, the key carries a PEXPIRE lease, and a full release PUBLISHes "0" on
+// "redisson_lock__channel:{name}". Every kind below follows the Redisson protocol of the same
+// name (keys, fields, channels, messages and return values), so Redisson clients interoperate.
+//
+// # Getting started
+//
+// Make one Client per process and share it between goroutines (it is safe for concurrent use,
+// and its goroutines share subscriptions, renewals and round trips); give each logical holder
+// an Owner; take locks by name:
+//
+//	c, err := lockcore.New(lockcore.Options{Redis: rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}}})
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//	owner := c.NewOwner()
+//	m := c.Mutex("orders:42")
+//	if err := m.Lock(ctx, owner); err != nil {
+//		return err
+//	}
+//	defer m.Unlock(ctx, owner)
+//
+// The examples (Example, ExampleMutex_reentrant, ExampleFairMutex, …) run as tests against
+// redis-servers the test binary starts.
+//
+// # Owners
+//
+// Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which plays the
+// role of Redisson's thread id: a lock is held by an Owner, taking it again with the same Owner
+// counts up (reentrancy), and only that Owner can release it. Owners are values; copies are the
+// same owner. One Owner must not take or release locks from two goroutines at once: give each
+// goroutine its own. Client.OwnerWithID makes the field a Redisson client with the same id
+// would write for a given thread id.
+//
+// # Leases and the watchdog
+//
+// A lock taken without a lease (Lock, or TryLock with lease 0) gets Options.LeaseTime
+// (DefaultLeaseTime, 30 s) and is renewed every Options.RenewInterval (LeaseTime/3) while held,
+// so a live holder keeps it and a crashed one loses it within a lease. A lock taken with an
+// explicit lease (LockLease, or TryLock with a positive lease) is not renewed: it expires after
+// the lease unless released before. Renewals check ownership first, and all renewals of one
+// Client go out as one batch per tick.
+//
+// # Waiting
+//
+// Lock blocks until the lock is taken or ctx ends. TryLock(ctx, owner, wait, lease) waits up to
+// wait (0: one attempt) and reports whether it got the lock; running out of wait is a result,
+// not an error. Waiters subscribe to the lock's unlock channel and also retry after the lock's
+// remaining TTL, so a lost message costs at most one TTL.
+//
+// # Lock kinds
+//
 //   - Mutex: the reentrant lock (RLock).
 //   - FairMutex: grants in arrival order (RedissonFairLock): a queue redisson_lock_queue:{name},
 //     waiter deadlines in redisson_lock_timeout:{name}, one wake-up channel per waiter.
@@ -16,11 +67,24 @@
 //     write release wakes every waiting reader (message "1").
 //   - MultiLock: all or nothing over any Lockers, in any cluster slots, without deadlock between
 //     overlapping sets.
-//   - RedLock: quorum N/2+1 over independent masters, validity = lease − elapsed − drift.
+//   - RedLock: quorum N/2+1 over independent masters, one Client each (NewRedLock), validity =
+//     lease − elapsed − drift.
 //
-// On a Redis 7 cluster, unlock messages use sharded pub/sub (SPUBLISH/SSUBSCRIBE), as Redisson
-// 3.22+ does; every helper key and channel shares the lock's hash tag. Options.PubSub overrides
-// the detection.
+// # Errors
+//
+// Errors are values checked with errors.Is: ErrNotOwner (an Unlock by an owner that does not
+// hold the lock: never held, or its lease ran out; never a silent success), ErrNoOwner (a zero
+// Owner), ErrClosed (the Client was closed, also while waiting). A wait cut short by its
+// context returns the context's error. Other errors are Redis's or the network's.
+//
+// # Topologies
+//
+// A Client works on a single server, a sentinel deployment or a cluster, as its rueidis client
+// connects. On a Redis 7 cluster, unlock messages use sharded pub/sub (SPUBLISH/SSUBSCRIBE), as
+// Redisson 3.22+ does; every helper key and channel shares the lock's hash tag. Options.PubSub
+// overrides the detection.
+//
+// # Performance
 //
 // What makes it fast:
 //   - every script runs by EVALSHA; the body is sent only after the server answers NOSCRIPT;
@@ -40,7 +104,9 @@
 //
 // All kinds share one waiting loop, one script cache and one watchdog.
 //
-// Lock cohorting. Goroutines of one Client that want the same Mutex queue locally in arrival
+// # Lock cohorting
+//
+// Goroutines of one Client that want the same Mutex queue locally in arrival
 // order; one of them attempts in Redis at a time, and a releaser that asks again queues behind
 // them instead of barging. A release with a local waiter hands the lock over inside the process
 // while the lease last confirmed by Redis is safely ahead (half of a watchdog lease, or the next
@@ -56,7 +122,9 @@
 // every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
 // counts hand-overs, passes and yields.
 //
-// Calls of unknown outcome. A call whose reply is lost may or may not have run, and may still
+// # Calls of unknown outcome
+//
+// A call whose reply is lost may or may not have run, and may still
 // run later. lockcore never assumes either: the hash field it used is retired (its owner's next
 // holds of the lock use a new field, so nothing sent before can undo them), and a resolver
 // clears it in Redis (publishing the release if that frees the lock) as soon as Redis answers
@@ -77,8 +145,9 @@
 //   - RedLock: no; every grant needs a quorum of independent masters, which a local hand-over on
 //     one master would bypass.
 //
-// Owner identity. Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which
-// plays the role of Redisson's thread id. The Client remembers each lock it holds in a local table
+// # Owners inside a Client
+//
+// The Client remembers each lock it holds in a local table
 // that maps the lock name to the current local Owner and, separately, to the hash field written in
 // Redis. Keeping the two apart is deliberate: a later step (lock cohorting) can pass a held lock
 // from one local Owner to another by changing the table entry alone, with no Redis round trip,

@@ -1,21 +1,50 @@
-package lockcore
+package lockcore_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package if any test leaves a goroutine running: watchdogs, subscriptions
-// and rueidis connections must all stop with Close. rueidis' cluster client closes connections
-// it dropped from its slot map 5 s after a refresh, in a goroutine that outlives Close by design;
-// that one is not ours to stop.
+// The examples' Redis: three independent redis-servers the test binary starts on free
+// loopback ports (see TestMain). Examples cannot take parameters, so they read these.
+var (
+	// redisAddr is the server the examples connect to; in your code, your Redis's host:port.
+	redisAddr string
+	// masterAddrs are independent masters for the RedLock example, redisAddr first.
+	masterAddrs []string
+)
+
+// TestMain starts the examples' servers, and fails the package if any test leaves a goroutine
+// running: watchdogs, subscriptions and rueidis connections must all stop with Close. rueidis'
+// cluster client closes connections it dropped from its slot map 5 s after a refresh, in a
+// goroutine that outlives Close by design; that one is not ours to stop.
 // The Docker tests must also leave no container or network behind.
 func TestMain(m *testing.M) {
-	code := dockertest.AfterTests(m.Run())
+	masters, err := compose.StartMasters(context.Background(), compose.NativeOptions{}, 3)
+	if err != nil {
+		// The tests skip without redis-server (and fail in CI); the examples cannot skip.
+		fmt.Fprintf(os.Stderr, "FAIL: the examples' redis-servers: %v\n", err)
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci || !errors.Is(err, compose.ErrRedisServerNotFound) {
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
+	masterAddrs = masters.Addrs()
+	redisAddr = masterAddrs[0]
+	code := m.Run()
+	if err := masters.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: stop the examples' redis-servers:", err)
+		code = 1
+	}
+	code = dockertest.AfterTests(code)
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2")); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: leaked goroutines:", err)

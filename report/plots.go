@@ -113,13 +113,20 @@ func padLogRange(a *plot.Axis) {
 	}
 }
 
+// maxLegendDecades bounds the room legendRoom adds above the data of a log axis: one decade.
+// Room in proportion to the data's span grows as a power of it, and took the latency axis of a
+// sweep or timeline whose data end in milliseconds up to 100 s, squeezing the data into the
+// bottom of the chart; a legend that needs more room overlaps the top of the data instead.
+const maxLegendDecades = 1
+
 // legendRoom raises the top of p's y axis so that a legend of entries lines, drawn at the top
-// left, sits above the data rather than on it; logY says the axis is logarithmic.
+// left, sits above the data rather than on it; logY says the axis is logarithmic. On a log
+// axis the top stays within maxLegendDecades of the data's maximum.
 func legendRoom(p *plot.Plot, entries int, logY bool) {
 	share := min(0.06*float64(entries), 0.6) // of the axis taken by the legend
 	top := p.Y.Max + (p.Y.Max-p.Y.Min)*share/(1-share)
 	if logY && p.Y.Min > 0 && p.Y.Max > p.Y.Min {
-		top = p.Y.Max * math.Pow(p.Y.Max/p.Y.Min, share/(1-share))
+		top = p.Y.Max * min(math.Pow(p.Y.Max/p.Y.Min, share/(1-share)), math.Pow10(maxLegendDecades))
 	}
 	if !math.IsInf(top, 0) && !math.IsNaN(top) {
 		p.Y.Max = top

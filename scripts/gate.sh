@@ -34,15 +34,10 @@
 #   LOCKBENCH_GATE_OUT=/tmp/g bash scripts/gate.sh
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-	export PATH="$PATH:/usr/local/go/bin"
-fi
+# The repository's root, Go on PATH, bin/lockbench built.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out=${LOCKBENCH_GATE_OUT:-results/gate}
-mkdir -p bin
-go build -o bin/lockbench ./cmd/lockbench
 
 echo "==> performance gate: lockcore vs naive and redisson, 5 interleaved rounds of 2 s" >&2
 bin/lockbench run --pin auto \

@@ -10,15 +10,10 @@
 #   LOCKBENCH_MATRIX_OUT=/tmp/m bash scripts/workload-matrix.sh
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-	export PATH="$PATH:/usr/local/go/bin"
-fi
+# The repository's root, Go on PATH, bin/lockbench built.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out=${LOCKBENCH_MATRIX_OUT:-results/matrix}
-mkdir -p bin
-go build -o bin/lockbench ./cmd/lockbench
 
 drivers=lockcore,lockcore-fair,lockcore-fenced,redisson,redisson-fair,naive,redislock,redsync,rueidislock
 for topology in single sentinel cluster; do

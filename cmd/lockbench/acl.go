@@ -68,6 +68,9 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 	if o.DB < 0 {
 		return bad("--db %d must not be negative", o.DB)
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	if pwFile != "" {
 		b, err := os.ReadFile(pwFile)
 		if err != nil {

@@ -63,8 +63,12 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if f.cfg.Concurrency < 1 {
 		return bad("--concurrency %d must be at least 1", f.cfg.Concurrency)
 	}
+	f.conn.noFiles = flagsOnly(stdout)
 	if msg := f.conn.check(fs, f.addrs, spec, false); msg != "" {
 		return bad("%s", msg)
+	}
+	if flagsOnly(stdout) {
+		return exitOK
 	}
 	ctx := context.Background()
 	tgt, err := startTopology(ctx, f, newProgressUI(stderr), func(compose.Topology) {})

@@ -89,6 +89,9 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if !(*alpha > 0 && *alpha < 1) {
 		return bad("--alpha %v: want above 0 and below 1, e.g. 0.05", *alpha)
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	base, err := compare.Load(fs.Arg(0))
 	if err != nil {
 		return bad("BASE: %v", err)

@@ -84,6 +84,9 @@ func downCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	var paths []string
 	if f.all {
 		var err error

@@ -46,6 +46,9 @@ func exportCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		return bad("want at least one result file")
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	// Read every file first: bad input writes nothing.
 	files := make([]*results.File, fs.NArg())
 	for i, path := range fs.Args() {

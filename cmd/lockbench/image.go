@@ -117,6 +117,9 @@ func imageCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var log io.Writer = stderr

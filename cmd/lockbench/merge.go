@@ -84,6 +84,9 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		if err := collect.CheckRunID(*runID); err != nil {
 			return bad("--run: %v", err)
 		}
+		if flagsOnly(stdout) {
+			return exitOK
+		}
 		var code int
 		merged, code, missing = mergeFrom(collect.Options{Addr: *from, CAFile: *caFile}, *runID, *expect, command, stderr)
 		if code != exitOK {
@@ -95,6 +98,9 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		if fs.NArg() == 0 {
 			return bad("no result files to merge (or --from ADDR --run ID)")
+		}
+		if flagsOnly(stdout) {
+			return exitOK
 		}
 		g := results.NewFileMerger(version, command)
 		if err := addFiles(g, fs.Args()); err != nil {

@@ -61,6 +61,9 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		return bad("want at least one result file")
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	if err := report.CheckDir(*out); err != nil {
 		return bad("-o %s: cannot write there: %v", *out, err)
 	}

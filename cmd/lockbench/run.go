@@ -139,6 +139,8 @@ type runFlags struct {
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
+	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
+	flagsOnly bool
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -164,7 +166,7 @@ type commandFlags struct {
 func fleetCommand(name string) bool { return name == cmdRun || name == cmdWorker }
 
 func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
-	f := &runFlags{fleet: fleetFlags{procs: 1}}
+	f := &runFlags{fleet: fleetFlags{procs: 1}, flagsOnly: flagsOnly(stdout)}
 	fs := pflag.NewFlagSet("lockbench "+c.name, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
@@ -327,6 +329,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if msg := f.net.check(fs); msg != "" {
 		return bad("%s", msg)
 	}
+	f.conn.noFiles = f.flagsOnly
 	if msg := f.conn.check(fs, f.addrs, spec, f.net.cond != nil); msg != "" {
 		return bad("%s", msg)
 	}
@@ -353,12 +356,25 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%v", err)
 		}
 	}
-	if f.report != "" {
-		if err := report.CheckDir(f.report); err != nil { // before minutes of running, not after
-			return bad("--report %s: cannot write there: %v", f.report, err)
-		}
+	if f.flagsOnly {
+		return nil, exitOK, false // parseOnly: checked, and nothing to run
+	}
+	if msg := f.checkReportDir(); msg != "" {
+		return bad("%s", msg)
 	}
 	return f, exitOK, true
+}
+
+// checkReportDir makes sure --report can be written, before minutes of running rather than
+// after, and returns the complaint, or "".
+func (f *runFlags) checkReportDir() string {
+	if f.report == "" {
+		return ""
+	}
+	if err := report.CheckDir(f.report); err != nil {
+		return fmt.Sprintf("--report %s: cannot write there: %v", f.report, err)
+	}
+	return ""
 }
 
 // checkGroups runs the checks of the flag groups command has (fleet, faults, metrics, abort),

@@ -20,6 +20,10 @@ type connFlags struct {
 	// random password, and TLS only (see secureStart).
 	auth        bool
 	startSecure bool // after check: no --addr, and --auth or --tls
+	// noFiles makes check read no file and no environment: the password and TLS files are
+	// taken as given, and the environment as holding a password (for parseOnly, which checks
+	// documented command lines).
+	noFiles bool
 }
 
 // add registers the flags. The addresses themselves are --addr (run.go).
@@ -56,7 +60,18 @@ func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, 
 		return "--auth is for the topology lockbench starts; for yours, give --user and --password-file"
 	}
 	c.opt.Addrs, c.opt.Topology = addrs, spec.Kind
-	s, err := conn.New(c.opt)
+	opt := c.opt
+	if c.noFiles {
+		opt.TLS = opt.TLS || opt.CAFile != "" || opt.CertFile != "" || opt.KeyFile != ""
+		opt.PasswordFile, opt.SentinelPasswordFile, opt.CAFile, opt.CertFile, opt.KeyFile = "", "", "", "", ""
+		opt.Getenv = func(name string) string {
+			if name == conn.EnvPassword || name == conn.EnvSentinelPassword {
+				return "stand-in"
+			}
+			return ""
+		}
+	}
+	s, err := conn.New(opt)
 	if err != nil {
 		return strings.TrimPrefix(err.Error(), conn.ErrBadInput.Error()+": ")
 	}

@@ -81,6 +81,9 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	paths, err := stateFiles(f.stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench status: %v\n", err)

@@ -175,10 +175,17 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	if s.mode == results.SweepConcurrency && fs.Changed("noise-floor") && s.floor > 0 {
 		return errors.New("--noise-floor is for rate sweeps: a closed loop has no schedule whose wake-ups add to the latency")
 	}
-	if !f.noResults {
-		if err := checkWritable(f.out); err != nil {
-			return fmt.Errorf("--out %s: %v", f.out, err)
-		}
+	return checkOut(f)
+}
+
+// checkOut makes sure the results can be written to --out before minutes are spent measuring;
+// with --no-results, or for parseOnly (flagsOnly), there is nothing to check.
+func checkOut(f *runFlags) error {
+	if f.noResults || f.flagsOnly {
+		return nil
+	}
+	if err := checkWritable(f.out); err != nil {
+		return fmt.Errorf("--out %s: %v", f.out, err)
 	}
 	return nil
 }

@@ -137,6 +137,9 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "lockbench up: "+format+"\n", a...) }
 
 	// Signals are caught before anything is started, so that no Ctrl-C can leave a node behind.
