@@ -259,9 +259,14 @@ func writeNet(buf *bytes.Buffer, runs []Run) {
 	fmt.Fprintf(buf, "network between clients and Redis: %s (in-process proxies; latency is one way, each round trip gains twice it).\n", strings.Join(seen, "; "))
 }
 
-// writeWaiting adds the pub/sub waiting table when a run counted it (see WaitCounts).
+// writeWaiting adds the pub/sub waiting table when a run waited on pub/sub (see WaitCounts):
+// with no subscription anywhere (lockcore in one process, or no lock ever taken), every row
+// would be zeros.
 func writeWaiting(buf *bytes.Buffer, runs []Run) {
-	if !slices.ContainsFunc(runs, func(r Run) bool { return r.Waiting != nil }) {
+	if !slices.ContainsFunc(runs, func(r Run) bool {
+		w := r.Waiting
+		return w != nil && (w.Subscribes > 0 || w.SubscribeTimeouts > 0 || w.ChannelsAfter > 0)
+	}) {
 		return
 	}
 	buf.WriteString("\nwaiting on pub/sub (missed: waits ended by the TTL or a bound, not a message; -: the driver waits by polling or does not count):\n")

@@ -180,6 +180,15 @@ func TestWriteSummaryWaiting(t *testing.T) {
 	if bytes.Contains(plain.Bytes(), []byte("waiting on pub/sub")) {
 		t.Errorf("waiting table without any run that counted:\n%s", plain.Bytes())
 	}
+	// A driver that counts but never subscribed (lockcore in one process): no table of zeros.
+	runs[0].SetWaiting(WaitCounts{})
+	plain.Reset()
+	if err := WriteSummary(&plain, runs); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(plain.Bytes(), []byte("waiting on pub/sub")) {
+		t.Errorf("waiting table though no run subscribed:\n%s", plain.Bytes())
+	}
 	runs[0].SetWaiting(WaitCounts{Subscribes: 100, Unsubscribes: 96, PeakChannels: 250, ChannelsAfter: 4, WokenByMessage: 300, EndedWithoutWake: 7, SubscribeTimeouts: 12})
 	var buf bytes.Buffer
 	if err := WriteSummary(&buf, runs); err != nil {
