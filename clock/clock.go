@@ -79,7 +79,7 @@ func Measure(ctx context.Context, c rueidis.Client, opt Options) (Estimate, erro
 			best.RTT, best.Offset = rtt, server.Sub(mid)
 		}
 	}
-	best.localAhead = now().Sub(time.Now())
+	best.localAhead = time.Until(now())
 	return best, nil
 }
 
