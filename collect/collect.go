@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -93,20 +92,7 @@ func Settings(opt Options) (*conn.Settings, error) {
 	if opt.Addr == "" {
 		return nil, fmt.Errorf("%w: no address", ErrBadInput)
 	}
-	getenv := opt.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s, err := conn.New(conn.Options{
-		Addrs: []string{opt.Addr}, Topology: "single", CAFile: opt.CAFile,
-		// Only collect's own variable: the data nodes' password is for the data nodes.
-		Getenv: func(k string) string {
-			if k == conn.EnvPassword {
-				return getenv(EnvPassword)
-			}
-			return ""
-		},
-	})
+	s, err := conn.NewSide(opt.Addr, opt.CAFile, EnvPassword, opt.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -72,19 +71,7 @@ func Settings(opt Options) (*conn.Settings, error) {
 	if opt.Addr == "" {
 		return nil, fmt.Errorf("%w: no address", ErrBadInput)
 	}
-	getenv := opt.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s, err := conn.New(conn.Options{
-		Addrs: []string{opt.Addr}, Topology: "single", CAFile: opt.CAFile,
-		Getenv: func(k string) string {
-			if k == conn.EnvPassword {
-				return getenv(EnvPassword)
-			}
-			return ""
-		},
-	})
+	s, err := conn.NewSide(opt.Addr, opt.CAFile, EnvPassword, opt.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 	}

@@ -263,20 +263,27 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	if err != nil {
 		return run, err
 	}
-	run.TopologySpec = f.spec.String()
+	r.afterFleet(ctx, driver, runID, &run)
 	run.Net = f.net.String()
+	return run, nil
+}
+
+// afterFleet ends a run made by several processes (--procs, --generators docker) once their
+// results are merged into run: it settles the referee's count and says what the merge warned of
+// or lost.
+func (r *runner) afterFleet(ctx context.Context, driver, runID string, run *results.Run) {
+	run.TopologySpec = r.f.spec.String()
 	if r.referee != nil {
-		r.referee.settle(ctx, runID, cfg.Keys, &run, ui)
+		r.referee.settle(ctx, runID, r.f.cfg.Keys, run, r.ui)
 	}
 	for _, w := range run.Fleet.Warnings {
-		ui.line("warning: %s: %s", driver, w)
+		r.ui.line("warning: %s: %s", driver, w)
 	}
 	if len(run.Fleet.Lost) > 0 {
 		// A lost process is a failed run, even when the others measured cleanly.
 		r.failed = true
-		ui.line("lockbench run: %s: %s", driver, run.Incomplete)
+		r.ui.line("lockbench run: %s: %s", driver, run.Incomplete)
 	}
-	return run, nil
 }
 
 // Write lets the processes' stderr through the progress UI, line by line.

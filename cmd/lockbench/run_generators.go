@@ -249,17 +249,7 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 	if err != nil {
 		return run, err
 	}
-	run.TopologySpec = f.spec.String()
-	if r.referee != nil {
-		r.referee.settle(ctx, id, cfg.Keys, &run, ui)
-	}
-	for _, w := range run.Fleet.Warnings {
-		ui.line("warning: %s: %s", driver, w)
-	}
-	if len(run.Fleet.Lost) > 0 {
-		r.failed = true
-		ui.line("lockbench run: %s: %s", driver, run.Incomplete)
-	}
+	r.afterFleet(ctx, driver, id, &run)
 	for _, e := range exits {
 		if e.Err != nil && ctx.Err() == nil {
 			r.failed = true // a generator that failed fails the run, named above
