@@ -107,13 +107,9 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.SingleClient(0)
+	c, err := s.OpenSingle(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("collect: %s: %w", s, s.Classify(s.Addrs()[0], err))
-	}
-	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("collect: %s: %w", s, s.Classify(s.Addrs()[0], err))
+		return nil, fmt.Errorf("collect: %s: %w", s, err)
 	}
 	return &Store{c: c, opt: opt, settings: s}, nil
 }

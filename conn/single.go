@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"context"
 	"net"
 	"time"
 
@@ -30,4 +31,19 @@ func (s *Settings) SingleClient(timeout time.Duration) (rueidis.Client, error) {
 	}
 	s.Rueidis(&opt, nil)
 	return rueidis.NewClient(opt)
+}
+
+// OpenSingle is SingleClient followed by a PING, so that a server that cannot be reached or
+// refuses the credentials or TLS fails here and not on first use; its errors are classified
+// (see Classify).
+func (s *Settings) OpenSingle(ctx context.Context) (rueidis.Client, error) {
+	c, err := s.SingleClient(0)
+	if err != nil {
+		return nil, s.Classify(s.Addrs()[0], err)
+	}
+	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
+		c.Close()
+		return nil, s.Classify(s.Addrs()[0], err)
+	}
+	return c, nil
 }

@@ -97,13 +97,9 @@ func Open(ctx context.Context, opt Options) (*Referee, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.SingleClient(0)
+	c, err := s.OpenSingle(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("referee %s: %w", s, s.Classify(s.Addrs()[0], err))
-	}
-	if err := c.Do(ctx, c.B().Ping().Build()).Error(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("referee %s: %w", s, s.Classify(s.Addrs()[0], err))
+		return nil, fmt.Errorf("referee %s: %w", s, err)
 	}
 	return &Referee{c: c, s: s, run: opt.RunID, process: opt.Process}, nil
 }
