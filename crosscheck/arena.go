@@ -8,7 +8,7 @@
 // the same instructions on the same physical memory.
 //
 // It works on one machine only: processes on other machines (a Kubernetes Job's pods) cannot
-// map the file, and each checks its own holders; see the README's "Several processes and
+// map the file, and each checks its own holders; see docs/procs.md, "Several processes and
 // machines" for what that leaves unchecked.
 package crosscheck
 

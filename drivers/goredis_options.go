@@ -10,7 +10,7 @@ import (
 // out. A lock command sent again after its first attempt ran cannot grant twice (SET NX finds the
 // key, compare-and-delete finds it gone), but it can strand a lock: the first SET took it, the
 // retry reports it taken, and nobody releases it until its lease ends. The fail-over runs in the
-// README (Drivers) show both settings side by side.
+// manual (docs/drivers.md) show both settings side by side.
 type goRedisTuning struct {
 	spec string
 	// retries is go-redis's MaxRetries: 0 its default (3 retries), -1 none.

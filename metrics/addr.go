@@ -12,7 +12,7 @@ import (
 // that cannot be served: malformed, with no host, or in use. Check it with errors.Is.
 var ErrBadAddr = errors.New("bad metrics address")
 
-// DefaultPort is the port the README's examples use: 9464, the one OpenTelemetry's Prometheus
+// DefaultPort is the port the manual's examples use (docs/metrics.md): 9464, the one OpenTelemetry's Prometheus
 // exporter registered, free on most machines.
 const DefaultPort = 9464
 

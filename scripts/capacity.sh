@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# capacity.sh measures capacity per Redis core, the README's "Capacity per Redis core" tables: W1
+# capacity.sh measures capacity per Redis core, the "Capacity: W1 placed and not placed" table of docs/findings.md: W1
 # (64 workers, 10000 keys) for lockcore, lockcore:batch=0, rueidislock and naive, with client and
 # server unplaced (--pin off) and placed apart (--pin auto: redis-server on the last CPU, lockbench
 # on the others), 3 interleaved rounds each; then the check that the projected server-bound

@@ -3,7 +3,7 @@
 # the naive SET NX lock and the redisson driver (Redisson's protocol over go-redis), with
 # thresholds on ratios between them. Drivers of one round run back to back on the same machine,
 # so a loaded machine moves their ratio far less than their acq/s; each ratio is the median of 5
-# per-round ratios. What lockcore showed (64 workers, 10000 keys), unloaded (README) and in four
+# per-round ratios. What lockcore showed (64 workers, 10000 keys), unloaded (docs/thresholds.md) and in four
 # runs on this 2-core machine while two other builds and test suites ran on it (load 1.4 to 5):
 #
 #   ratio (lockcore / other)    unloaded   loaded (4 runs)            limit
@@ -17,10 +17,10 @@
 # Redisson's protocol (a lockcore that fell to naive's speed unloaded would be about 1.4x redisson)
 # and the CPU per acquisition, which load moves far less than throughput.
 # A second run gates the hot lock (64 workers on 1 key), where lockcore's local queue and hand-over
-# carry it: unloaded it ran about 40x the redisson driver (README, Hot locks); the limit of 5x
+# carry it: unloaded it ran about 40x the redisson driver (docs/findings.md, Hot locks); the limit of 5x
 # catches the hand-over breaking (without it lockcore ran 0.8x redisson) with room for load.
 # Redis CPU per acquisition is gated too: it is what a Redis deployment's capacity per core rests
-# on (README, Capacity per Redis core), and a change to lockcore's scripts or batching that costs
+# on (docs/capacity.md), and a change to lockcore's scripts or batching that costs
 # the server more moves it whatever the throughput does. Both runs use --pin auto (the default):
 # redis-server on its own CPU, so its CPU per acquisition is not smeared by the client's.
 #

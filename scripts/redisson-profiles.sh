@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# redisson-profiles.sh produces the README's Redisson comparison tables (issue 30): lockcore, each
+# redisson-profiles.sh produces the Redisson comparison tables of docs/findings.md (issue 30): lockcore, each
 # redisson profile (3.23, 3.43, 3.52) and the polling peers, side by side in interleaved rounds,
 # on a private single server, sentinel (1 master, 2 replicas) and cluster (3 masters, 3
 # replicas) that lockbench starts and stops itself. Three loads per topology:
 #
-#   w1       64 workers over 10 000 keys, no hold (the README's W1)
+#   w1       64 workers over 10 000 keys, no hold (W1 of docs/findings.md)
 #   hot      64 workers on 1 key (the hot lock)
 #   waiting  2 000 workers over 1 000 keys, each holding its lock 20 ms, 10 s rounds (longer than
 #            Redisson's 7.5 s subscribe timeout): thousands of locks with

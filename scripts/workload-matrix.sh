@@ -3,7 +3,7 @@
 # cluster topologies lockbench starts, in short runs: a check that each combination runs with 0
 # violations, 0 errors and no leftover keys (drivers without a workload's lock kind are skipped
 # with their reason). About 6 minutes on a 2-core machine. It prints each run's summary and exits
-# non-zero at the first run that fails. The README's "Every workload on every topology" table is
+# non-zero at the first run that fails. The "Every workload on every topology" table of docs/workloads.md is
 # from it.
 #
 #   bash scripts/workload-matrix.sh               # result files in results/matrix

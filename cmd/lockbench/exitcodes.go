@@ -1,6 +1,6 @@
 package main
 
-// Exit codes: the one place they are defined. README documents them for CI users.
+// Exit codes: the one place they are defined. docs/run.md documents them for CI users.
 const (
 	// exitOK: the command did what was asked; for run, every run completed with no violation
 	// and every --threshold held; for compare, no regression.

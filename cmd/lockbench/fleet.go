@@ -315,7 +315,7 @@ With --collect ADDR --run ID a worker stores its result in that Redis instead of
 
 Processes on one machine started by 'lockbench run --procs' share a safety checker (shared
 memory); across machines, --referee ADDR --run ID has every holder mark its critical section
-on a separate Redis, which counts two holders at once (see README).
+on a separate Redis, which counts two holders at once (see docs/procs.md).
 
 Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
 `

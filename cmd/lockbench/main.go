@@ -29,7 +29,7 @@ Usage:
   lockbench report -o DIR FILE...  draw result files as an offline HTML page and PNG charts
   lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
-  lockbench help [command]  show help
+  lockbench help [TOPIC]    show help: a command's flags, or where a topic's manual page is
 
 Run 'lockbench COMMAND --help' for a command's flags and examples.
 `
@@ -66,16 +66,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "lockbench", version)
 		return exitOK
 	case "help", "-h", "--help":
-		if len(args) > 1 {
-			cmd, ok := commands[args[1]]
-			if !ok {
-				fmt.Fprintf(stderr, "lockbench help: unknown command %q\n\n%s", args[1], usage)
-				return exitUsage
-			}
-			return cmd([]string{"--help"}, stdout, stderr)
-		}
-		fmt.Fprint(stdout, usage)
-		return exitOK
+		return helpCommand(args[1:], commands, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "lockbench: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage

@@ -25,7 +25,7 @@ type metricsFlags struct {
 }
 
 func (m *metricsFlags) add(fs *pflag.FlagSet, cmd string) {
-	fs.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics on HOST:PORT while running (e.g. 127.0.0.1:9464; an empty host is refused: 0.0.0.0:PORT exposes them on purpose, with a warning); with --procs N, generator process i serves on PORT+i instead (see README)")
+	fs.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics on HOST:PORT while running (e.g. 127.0.0.1:9464; an empty host is refused: 0.0.0.0:PORT exposes them on purpose, with a warning); with --procs N, generator process i serves on PORT+i instead (see docs/metrics.md)")
 	fs.DurationVar(&m.linger, "metrics-linger", 0, "with --metrics-addr: keep serving this long after the last run, so that Prometheus scrapes the final figures")
 	if cmd == cmdWorker {
 		fs.StringVar(&m.runID, "metrics-run-id", "", "run_id label of the metrics (lockbench run --procs passes its own)")

@@ -27,7 +27,7 @@ type refereeFlags struct {
 // add registers the group's flags for cmd (run or worker).
 func (g *refereeFlags) add(fs *pflag.FlagSet, cmd string) {
 	if cmd == cmdRun {
-		fs.StringVar(&g.addr, "referee", "", "safety referee: a Redis that is not the one under test (host:port, redis://, rediss://; password in the URL or "+referee.EnvPassword+"), or 'native' for one lockbench starts; every holder, in every process, marks its critical section there, and a second holder is a violation named with both (see README)")
+		fs.StringVar(&g.addr, "referee", "", "safety referee: a Redis that is not the one under test (host:port, redis://, rediss://; password in the URL or "+referee.EnvPassword+"), or 'native' for one lockbench starts; every holder, in every process, marks its critical section there, and a second holder is a violation named with both (see docs/procs.md)")
 	} else {
 		fs.StringVar(&g.addr, "referee", "", "safety referee every holder marks its critical section on (what lockbench run --referee gives its processes); needs --run")
 	}
