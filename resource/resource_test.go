@@ -1,7 +1,6 @@
 package resource
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -114,18 +113,10 @@ func TestWrites(t *testing.T) {
 			}
 		})
 	}
-	keys, err := rueidisKeys(t.Context(), procs0(t, srv.Addr()), "lockbench:resource:*")
-	if err != nil || len(keys) != 0 {
+	c := open(t, srv.Addr(), Plain, "x", "p").c
+	if keys, err := c.Do(t.Context(), c.B().Keys().Pattern("lockbench:resource:*").Build()).AsStrSlice(); err != nil || len(keys) != 0 {
 		t.Errorf("keys left after Clear: %v (%v)", keys, err)
 	}
-}
-
-func procs0(t *testing.T, addr string) rueidis.Client {
-	return open(t, addr, Plain, "x", "p").c
-}
-
-func rueidisKeys(ctx context.Context, c rueidis.Client, pattern string) ([]string, error) {
-	return c.Do(ctx, c.B().Keys().Pattern(pattern).Build()).AsStrSlice()
 }
 
 // TestBadInput: an unknown kind and an address the referee could not be reached by are
