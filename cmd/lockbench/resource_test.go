@@ -12,12 +12,12 @@ import (
 // are turned away by a fenced one, nothing corrupt, the processes' counts merged.
 func TestResourceStartsItsReferee(t *testing.T) {
 	for _, tc := range []struct {
-		args           []string
-		driver, tokens string
-		procs          int
+		args                 []string
+		driver, kind, tokens string
+		procs                int
 	}{
-		{[]string{"--driver", "unsafe", "--resource", "plain"}, "unsafe", "no token", 1},
-		{[]string{"--procs", "2", "--driver", "lockcore-fenced", "--resource", "fenced", "--lease", "15ms"}, "lockcore-fenced", "yes", 2},
+		{[]string{"--driver", "unsafe", "--resource", "plain"}, "unsafe", "plain", "no token", 1},
+		{[]string{"--procs", "2", "--driver", "lockcore-fenced", "--resource", "fenced", "--lease", "15ms"}, "lockcore-fenced", "fenced", "yes", 2},
 	} {
 		dir := t.TempDir()
 		errb := &syncBuffer{}
@@ -26,8 +26,8 @@ func TestResourceStartsItsReferee(t *testing.T) {
 		if code != exitFailure {
 			t.Fatalf("%s: exit %d, want %d (double grants)\n%s\n%s", tc.driver, code, exitFailure, stdout, errb)
 		}
-		if !strings.Contains(errb.String(), "started for --resource") {
-			t.Errorf("%s: no word of the referee started for the resource:\n%s", tc.driver, errb)
+		if !strings.Contains(errb.String(), "started for --resource") || !strings.Contains(errb.String(), "resource "+tc.kind+": "+tc.driver+": ") {
+			t.Errorf("%s: no word of the referee started for the resource, or of what the resource saw:\n%s", tc.driver, errb)
 		}
 		runs := readResult(t, dir).Runs
 		if len(runs) != 1 || runs[0].Resource == nil || runs[0].Referee == nil {
@@ -37,16 +37,19 @@ func TestResourceStartsItsReferee(t *testing.T) {
 		if r.Referee.Violations == 0 || res.Writes == 0 || res.Errors != 0 || res.Tokens() != tc.tokens {
 			t.Errorf("%s: %d double grants, resource %+v: want some, written, tokens %q", tc.driver, r.Referee.Violations, res, tc.tokens)
 		}
-		if tc.procs > 1 && (r.Fleet == nil || len(r.Fleet.Processes) != tc.procs) {
-			t.Errorf("%s: fleet %+v: want %d processes merged", tc.driver, r.Fleet, tc.procs)
+		if tc.procs > 1 {
+			if r.Fleet == nil || len(r.Fleet.Processes) != tc.procs {
+				t.Errorf("%s: fleet %+v: want %d processes merged", tc.driver, r.Fleet, tc.procs)
+			}
+			assertNoOrphans(t, errb.String(), tc.procs)
 		}
 		switch tc.driver {
 		case "unsafe":
-			if res.Kind != "plain" || res.CorruptWrites == 0 {
+			if res.Kind != tc.kind || res.CorruptWrites == 0 {
 				t.Errorf("unsafe on a plain resource: %+v, want corrupt writes", res)
 			}
 		case "lockcore-fenced":
-			if res.Kind != "fenced" || res.CorruptWrites != 0 || res.StaleRejected == 0 || res.LeasesLostAtRelease == 0 {
+			if res.Kind != tc.kind || res.CorruptWrites != 0 || res.StaleRejected == 0 || res.LeasesLostAtRelease == 0 {
 				t.Errorf("lockcore-fenced on a fenced resource: %+v, want stale writes rejected, leases lost at release, none corrupt", res)
 			}
 		}

@@ -77,8 +77,11 @@ func (s *refereeSession) settleResource(ctx context.Context, runID string, keys 
 	if run.Resource == nil {
 		run.Resource = &results.Resource{Kind: s.resource}
 	}
-	run.Resource.CorruptWrites = max(run.Resource.CorruptWrites, corrupt)
-	run.Resource.StaleRejected = max(run.Resource.StaleRejected, stale)
+	r := run.Resource
+	r.CorruptWrites = max(r.CorruptWrites, corrupt)
+	r.StaleRejected = max(r.StaleRejected, stale)
+	ui.line("resource %s: %s: %d corrupt writes, %d stale writes rejected, %d leases lost at release (tokens: %s)",
+		r.Kind, run.Driver, r.CorruptWrites, r.StaleRejected, r.LeasesLostAtRelease, r.Tokens())
 	if err := res.Clear(ctx, keys); err != nil {
 		ui.line("resource: run %s's state left until it expires: %v", runID, err)
 	}
