@@ -69,6 +69,11 @@ Examples:
   # to rise in grant order; out-of-order ones count as violations, and as fencing_violations in the result):
   lockbench run --driver lockcore,lockcore-fair,lockcore-fenced --keys 100 --hold 100us
 
+  # Holders that outlive a 15 ms lease write to a fenced resource on a referee lockbench starts:
+  # the lock without tokens corrupts it, lockcore-fenced's stale writes are rejected
+  # (docs/protected-resource.md):
+  lockbench run --driver unsafe,lockcore-fenced --resource fenced --lease 15ms --hold 45ms --keys 1 --concurrency 4
+
   # lockcore's RedLock (one client per master, quorum 2) against redsync on 3 masters:
   lockbench run --topology masters:3 --driver lockcore,redsync
 
