@@ -214,6 +214,9 @@ type Worker struct {
 	// Referee, when set, is told of every holder inside its critical section (package
 	// referee), and its count is the run's Referee; nil: no referee.
 	Referee Referee
+	// Resource, when set, is written by every holder (package resource), and what it saw is the
+	// run's Resource; nil: none.
+	Resource workloads.Resource
 }
 
 // Referee is a safety referee as Work uses it: the checkers' workloads.Referee, and what it saw.
@@ -244,6 +247,9 @@ func Work(ctx context.Context, plan workloads.Plan, w Worker) (results.Run, erro
 	}
 	if w.Referee != nil {
 		plan.Config.Referee = w.Referee
+	}
+	if w.Resource != nil {
+		plan.Config.Resource = w.Resource
 	}
 	if w.Arena != "" {
 		cfg := plan.Config

@@ -136,6 +136,12 @@ func (g *Merger) Add(p *Run) error {
 		}
 		m.Referee.add(p.Referee)
 	}
+	if p.Resource != nil {
+		if m.Resource == nil {
+			m.Resource = &Resource{}
+		}
+		m.Resource.add(p.Resource)
+	}
 	m.FencingViolations += p.FencingViolations
 	m.MaxConcurrentReaders = max(m.MaxConcurrentReaders, p.MaxConcurrentReaders)
 	m.ErrorsByKind = addCounts(m.ErrorsByKind, p.ErrorsByKind)
@@ -338,6 +344,10 @@ func (g *Merger) Run() (Run, error) {
 		ref.Examples = slices.Clone(ref.Examples)
 		m.Referee = &ref
 		m.Violations = max(m.Violations, ref.Violations)
+	}
+	if m.Resource != nil {
+		res := *m.Resource
+		m.Resource = &res
 	}
 	m.RedisCommandsByName = maps.Clone(m.RedisCommandsByName)
 	fleet := g.fleet

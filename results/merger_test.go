@@ -62,6 +62,7 @@ func TestMergerIsOrderFree(t *testing.T) {
 	for i := range parts {
 		parts[i].Checkers = []string{CheckerInProcess, CheckerSharedMemory, CheckerReferee}
 		parts[i].Referee = &Referee{Addr: "ref:1", Entries: 10, Violations: int64(i), Examples: []string{"x"}}
+		parts[i].Resource = &Resource{Kind: "fenced", Writes: 20, TokenWrites: 20, CorruptWrites: int64(i), StaleRejected: 2, LeasesLostAtRelease: 1}
 	}
 	parts[1].Checkers = []string{CheckerInProcess, CheckerReferee} // one process without the arena
 	want, err := MergeProcesses(parts)
@@ -88,6 +89,12 @@ func TestMergerIsOrderFree(t *testing.T) {
 	}
 	if r := got.Referee; r == nil || r.Entries != 30 || r.Violations != 3 || len(r.Examples) != 3 || got.Violations < 3 {
 		t.Errorf("referee %+v, violations %d: want the processes' counts added", r, got.Violations)
+	}
+	if r := got.Resource; r == nil || *r != (Resource{Kind: "fenced", Writes: 60, TokenWrites: 60, CorruptWrites: 3, StaleRejected: 6, LeasesLostAtRelease: 3}) {
+		t.Errorf("resource %+v: want the processes' counts added", r)
+	}
+	if got.Resource == parts[0].Resource || got.Resource == want.Resource {
+		t.Error("the merged resource shares a process's, or another merge's")
 	}
 }
 

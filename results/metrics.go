@@ -50,6 +50,8 @@ var Metrics = []Metric{
 	{Name: "errors", Label: "errors", Count: true, Value: always(func(r *Run) float64 { return float64(r.Errors) })},
 	{Name: "violations", Label: "violations", Count: true, Value: always(func(r *Run) float64 { return float64(r.Violations) })},
 	{Name: "fencing-violations", Label: "fencing violations", Count: true, Value: always(func(r *Run) float64 { return float64(r.FencingViolations) })},
+	{Name: "corrupt-writes", Label: "corrupt writes", Count: true, Value: resourceCounted(func(r *Resource) float64 { return float64(r.CorruptWrites) })},
+	{Name: "stale-rejected", Label: "stale rejected", Count: true, Value: resourceCounted(func(r *Resource) float64 { return float64(r.StaleRejected) })},
 	{Name: "acquisitions", Label: "acquisitions", Count: true, HigherIsBetter: true, Value: always(func(r *Run) float64 { return float64(r.Acquisitions) })},
 }
 
@@ -108,6 +110,17 @@ func waitCounted(f func(*WaitCounts) float64) func(*Run) (float64, bool) {
 			return 0, false
 		}
 		return f(r.Waiting), true
+	}
+}
+
+// resourceCounted reads a figure of the protected resource, which only runs with one have (see
+// Resource).
+func resourceCounted(f func(*Resource) float64) func(*Run) (float64, bool) {
+	return func(r *Run) (float64, bool) {
+		if r.Resource == nil {
+			return 0, false
+		}
+		return f(r.Resource), true
 	}
 }
 

@@ -105,6 +105,9 @@ type Run struct {
 	Checkers []string `json:"checkers,omitempty"`
 	// Referee is what the safety referee saw (lockbench run --referee); nil without one.
 	Referee *Referee `json:"referee,omitempty"`
+	// Resource is what the protected resource saw (lockbench run --resource): corrupt writes,
+	// stale writes rejected, leases lost at release; nil without one.
+	Resource *Resource `json:"resource,omitempty"`
 	// FencingViolations is the part of Violations that were fencing tokens not above an earlier
 	// grant's for the same key, seen inside the critical section (fenced lock drivers only);
 	// warm-up included like Violations. They are not errors: Errors leaves them out.

@@ -224,6 +224,9 @@ func recordSafety(run *results.Run, inst Instance) {
 		s := sr.Safety()
 		run.FencingViolations, run.MaxConcurrentReaders = s.FencingViolations, s.MaxReaders
 	}
+	if rr, ok := inst.(ResourceReporter); ok {
+		run.Resource = rr.Resource()
+	}
 }
 
 // snapshot is one reading of the servers, by whichever of the plan's functions is set.

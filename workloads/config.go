@@ -84,6 +84,10 @@ type Config struct {
 	// Referee, when set, is told of every holder inside its critical section, by every process
 	// of the run (lockbench run --referee). Nil: none.
 	Referee Referee
+	// Resource, when set, is written by every holder at the start and end of its critical
+	// section (lockbench run --resource); only workloads that WritesResource take one. Nil:
+	// none.
+	Resource Resource
 	// Depth is how many times a reentrancy cycle takes its lock, nested, 1 to MaxDepth. Zero
 	// means DefaultDepth.
 	Depth int

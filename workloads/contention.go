@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,8 +13,11 @@ import (
 
 // Contention is N workers over K exclusive locks: pick a key, take it, hold it, release it. With
 // a fenced lock driver (its workers are drivers.FencedWorkers) it also checks the fencing tokens:
-// see FenceChecker. It is safe for concurrent use.
+// see FenceChecker. With Config.Resource every holder writes to it as its hold starts and ends,
+// passing its fencing token if it has one. It is safe for concurrent use.
 type Contention struct{}
+
+func (Contention) writesResource() {}
 
 func init() { register(Contention{}) }
 
@@ -25,7 +29,8 @@ func (Contention) Needs() drivers.Kind { return drivers.KindMutex }
 
 // Start implements Workload.
 func (Contention) Start(cfg *Config) Instance {
-	return &contention{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: cfg.checker(), fifo: NewFIFOTracker()}
+	return &contention{cfg: cfg, names: keyNames(cfg.KeyPrefix, cfg.Keys), checker: cfg.checker(), fifo: NewFIFOTracker(),
+		resource: &resourceWriter{res: cfg.Resource}}
 }
 
 type contention struct {
@@ -35,12 +40,17 @@ type contention struct {
 	fifo      *FIFOTracker
 	fenceOnce sync.Once
 	fence     atomic.Pointer[FenceChecker] // nil until a fenced worker joins
+	resource  *resourceWriter
 }
 
 var (
-	_ SafetyReporter = (*contention)(nil)
-	_ FIFOReporter   = (*contention)(nil)
+	_ SafetyReporter   = (*contention)(nil)
+	_ FIFOReporter     = (*contention)(nil)
+	_ ResourceReporter = (*contention)(nil)
 )
+
+// Resource implements ResourceReporter.
+func (c *contention) Resource() *results.Resource { return c.resource.result() }
 
 // FIFO implements FIFOReporter.
 func (c *contention) FIFO() *results.FIFOFidelity { return results.NewFIFOFidelity(c.fifo.Counts()) }
@@ -110,12 +120,19 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		// cycle itself worked, and errors stay about drivers and servers.
 		cy.fence.Observe(k, token)
 	}
+	// The holder writes what the lock protects as its hold starts and as it ends: a hold that
+	// outlives its lease lets another holder's writes fall between the two.
+	cy.c.resource.write(k, cy.worker, token, cy.fenced != nil, false)
 	cy.holdLock(ctx)
+	cy.c.resource.write(k, cy.worker, token, cy.fenced != nil, true)
 	cy.c.checker.Exit(k, cy.worker)
 	cy.c.fifo.Released(k)
 	// The release is not bound to ctx: a run that ends mid-hold still gives the lock back.
 	relStart := time.Now()
 	err = cy.w.Unlock(cy.release, name)
+	if errors.Is(err, drivers.ErrNotHeld) {
+		cy.c.resource.lost.Add(1) // found only now: the writes above were made without the lock
+	}
 	cy.released(ctx, rec, err, start, acquired, relStart)
 	return nil
 }

@@ -114,6 +114,9 @@ func CheckConfig(w Workload, cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if cfg.Resource != nil && !WritesResource(w) {
+		return fmt.Errorf("%w: workload %s does not write to a protected resource: use workload contention", ErrBadConfig, w.Name())
+	}
 	if cc, ok := w.(ConfigChecker); ok {
 		return cc.CheckConfig(&cfg)
 	}

@@ -223,3 +223,35 @@ func TestJSONKeyPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestResultBlocksDocumented checks the other way for the blocks named here: every field of the
+// block is named, in docs/*.md or README.md, as `block.field` (a "field" table's cell). A field
+// added to one of them without a word fails this; a JSON sample alone does not count, since
+// its keys (errors, kind) are too common to tell one block's from another's.
+func TestResultBlocksDocumented(t *testing.T) {
+	var docs strings.Builder
+	for _, path := range docFiles(t) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(b)
+	}
+	text := docs.String()
+	for _, block := range []string{"resource"} {
+		n := 0
+		for p := range schemaPaths() {
+			field, ok := strings.CutPrefix(p, "runs."+block+".")
+			if !ok {
+				continue
+			}
+			n++
+			if !strings.Contains(text, "`"+block+"."+field+"`") {
+				t.Errorf("result field runs.%s.%s is documented nowhere", block, field)
+			}
+		}
+		if n == 0 {
+			t.Errorf("results.Run has no block %q", block)
+		}
+	}
+}

@@ -191,6 +191,9 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 		if err := results.WriteCheckers(stdout, merged.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench merge: checkers: %v\n", err)
 		}
+		if err := results.WriteResource(stdout, merged.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench merge: resource: %v\n", err)
+		}
 		if err := results.WriteFairness(stdout, merged.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench merge: fairness: %v\n", err)
 		}

@@ -69,6 +69,11 @@ Examples:
   # to rise in grant order; out-of-order ones count as violations, and as fencing_violations in the result):
   lockbench run --driver lockcore,lockcore-fair,lockcore-fenced --keys 100 --hold 100us
 
+  # Holders that outlive a 15 ms lease write to a fenced resource on a referee lockbench starts:
+  # the lock without tokens corrupts it, lockcore-fenced's stale writes are rejected
+  # (docs/protected-resource.md):
+  lockbench run --driver unsafe,lockcore-fenced --resource fenced --lease 15ms --hold 45ms --keys 1 --concurrency 4
+
   # lockcore's RedLock (one client per master, quorum 2) against redsync on 3 masters:
   lockbench run --topology masters:3 --driver lockcore,redsync
 
@@ -139,6 +144,7 @@ type runFlags struct {
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
+	resource   resourceFlags  // --resource (run_resource.go)
 	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
 	flagsOnly bool
 }
@@ -207,6 +213,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		addFleetFlags(fs, &f.fleet, c.name)
 		f.collect.add(fs, c.name)
 		f.referee.add(fs, c.name)
+		f.resource.add(fs, c.name)
 	}
 	f.net.add(fs)
 	if c.name == cmdRun {
@@ -384,6 +391,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	if fleetCommand(command) {
 		checks = append(checks, func() string { return checkFleetFlags(fs, f, command) },
 			func() string { return f.collect.check(f, command) },
+			func() string { return f.resource.check(f, command) }, // before the referee's: it may ask for one
 			func() string { return f.referee.check(f, command) })
 	}
 	if command == cmdRun {
@@ -525,6 +533,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		if err := results.WriteCheckers(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: checkers: %v\n", err)
+		}
+		if err := results.WriteResource(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: resource: %v\n", err)
 		}
 		if err := results.WriteFairness(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)

@@ -63,6 +63,9 @@ func (g *refereeFlags) options(runID, process string) referee.Options {
 type refereeSession struct {
 	flags  refereeFlags // addr resolved: a native referee's address
 	native *compose.Single
+	// resource is the protected resource kept on the referee (--resource, run_resource.go),
+	// "" for none.
+	resource string
 }
 
 // errRefereeInput marks a referee that is bad input (exit 2): under test, a bad address, refused
@@ -72,14 +75,18 @@ var errRefereeInput = errors.New("referee")
 // startReferee starts the native referee if asked, connects, and refuses a referee that is a node
 // of tgt, before anything is measured.
 func startReferee(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) (*refereeSession, error) {
-	s := &refereeSession{flags: f.referee}
+	s := &refereeSession{flags: f.referee, resource: f.resource.kind}
 	if f.referee.addr == refereeNative {
 		single, err := compose.StartSingle(ctx, compose.NativeOptions{Host: f.gens.nativeHost()}) // run_generators.go
 		if err != nil {
 			return nil, fmt.Errorf("starting the native referee: %w", err)
 		}
 		s.native, s.flags.addr = single, single.Addr()
-		ui.line("referee: redis-server at %s (native)", single.Addr())
+		if f.resource.autoReferee {
+			ui.line("referee: redis-server at %s (native, started for --resource, which is kept on it)", single.Addr())
+		} else {
+			ui.line("referee: redis-server at %s (native)", single.Addr())
+		}
 	}
 	if err := tgt.checkApart(ctx, s, process(0)); err != nil {
 		s.close()
@@ -131,13 +138,17 @@ func (s *refereeSession) childArgs() (args, env []string, err error) {
 	if s.flags.caFile != "" {
 		args = append(args, "--referee-ca-file", s.flags.caFile)
 	}
+	if s.resource != "" {
+		args = append(args, "--resource", s.resource)
+	}
 	return args, env, nil
 }
 
 // settle reads the run's count from the referee itself (every process's, a crashed one's too)
-// into run, and clears the run's marks.
+// into run, and clears the run's marks; the same for the resource kept on it.
 func (s *refereeSession) settle(ctx context.Context, runID string, keys int, run *results.Run, ui *progressUI) {
 	ctx = context.WithoutCancel(ctx)
+	defer s.settleResource(ctx, runID, keys, run, ui)
 	ref, err := s.open(ctx, runID, "parent")
 	if err != nil {
 		ui.line("referee: %v", err)

@@ -62,6 +62,14 @@ func (r *runner) runHere(ctx context.Context, plan workloads.Plan) (results.Run,
 	}
 	defer ref.Close()
 	plan.Config.Referee = ref
+	res, err := r.referee.openResource(ctx, runID, process(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	if res != nil {
+		defer res.Close()
+		plan.Config.Resource = res
+	}
 	run, err := workloads.Run(ctx, plan)
 	if err != nil {
 		return run, err

@@ -152,6 +152,15 @@ func fleetWorker(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) 
 			return fw, closeWorker, err
 		}
 		fw.Referee, closeWorker = ref, ref.Close
+		s := &refereeSession{flags: f.referee, resource: f.resource.kind}
+		res, err := s.openResource(ctx, f.collect.runID, process(f.fleet.index))
+		if err != nil {
+			ref.Close()
+			return fw, func() {}, err
+		}
+		if res != nil {
+			fw.Resource, closeWorker = res, func() { res.Close(); ref.Close() }
+		}
 	}
 	return fw, closeWorker, nil
 }
