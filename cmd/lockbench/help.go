@@ -47,6 +47,7 @@ var helpTopics = []helpTopic{
 	{"procs", "docs/procs.md", "Several processes and machines", "--procs, the cross-process checker, the referee, generator containers, Swarm, Kubernetes"},
 	{"lockcore", "docs/lockcore.md", "Using lockcore as a library", "lockcore's Go API and the Redisson lock each kind speaks"},
 	{"findings", "docs/findings.md", "Findings: what lockbench measured", "the measured tables: libraries side by side, the hot lock, latency, Redisson releases, capacity"},
+	{"resource", "docs/protected-resource.md", "The protected resource (`--resource`)", "--resource fenced|plain: what holders write behind the lock, corrupt and stale writes"},
 	{"safety", "docs/safety.md", "Safety: what the checkers see and what a lock protects", "the checkers, the negative control, lockcore's hand-over rules, safety under faults"},
 	{"development", "docs/development.md", "Layout, tests and Go benchmarks", "the packages, the tests and the Go benchmarks"},
 }
