@@ -37,6 +37,10 @@ type Fault struct {
 	// the fault started do not count, whenever they were granted). Nil when no such cycle was
 	// granted before the phase ended.
 	FirstGrantS *float64 `json:"first_grant_s,omitempty"`
+	// StalledWorkers is, for a stall that fired, how many workers of its generator process
+	// held a lock when it started and were kept inside their critical section until it ended
+	// (0: none held one then); nil for the other actions.
+	StalledWorkers *int64 `json:"stalled_workers,omitempty"`
 }
 
 // FirstGrant returns FirstGrantS as a duration, and false when there was none.
@@ -88,6 +92,9 @@ func WriteFaults(w io.Writer, runs []Run) error {
 			node := f.Node
 			if f.Addr != "" {
 				node = strings.TrimSpace(node + " " + f.Addr)
+			}
+			if f.StalledWorkers != nil {
+				node += fmt.Sprintf(" (%d holders stalled)", *f.StalledWorkers)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Spec, orDash(node), fired, took, lasted, grant, orDash(f.Error))
 		}

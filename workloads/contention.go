@@ -110,7 +110,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		// cycle itself worked, and errors stay about drivers and servers.
 		cy.fence.Observe(k, token)
 	}
-	cy.holdLock(ctx)
+	cy.holdLock(ctx, acquired)
 	cy.c.checker.Exit(k, cy.worker)
 	cy.c.fifo.Released(k)
 	// The release is not bound to ctx: a run that ends mid-hold still gives the lock back.
