@@ -31,7 +31,9 @@ const faultHelp = "fault during every measured phase, repeatable: ACTION[:NODE]@
 	"kill:master@3s, pause:master@3s+2s (SIGSTOP, SIGCONT 2s later), restart:master@8s (the server kill:master killed, same port and config), " +
 	"kill:replica1@3s, kill:sentinel2@3s, kill:node3@3s (the Nth node as the topology lists them), failover@3s (SENTINEL FAILOVER; on cluster CLUSTER FAILOVER on replica1, or failover:replica2@3s); " +
 	"kill, pause and restart only on topologies lockbench started natively; partition:master@3s+2s cuts the clients off from the node (needs --net; --net latency=0 adds no delay); " +
-	"isolate:master@3s+8s cuts the master off from its replicas and sentinels while the clients still reach it (--provider docker --topology sentinel); with faults, errors are the expected effect and do not fail the run, violations and failed faults do"
+	"isolate:master@3s+8s cuts the master off from its replicas and sentinels while the clients still reach it (--provider docker --topology sentinel); " +
+	"client faults on lockbench's generator processes (genN, 1-based; see docs/client-faults.md): pause-client:gen2@3s+2s stops generator 2 (SIGSTOP, or docker pause; its watchdog stops too) and resumes it 2s later (needs --procs 2 or more, or --generators docker), " +
+	"stall:gen1@3s+2s keeps generator 1's workers that hold a lock at 3s inside their critical section until 5s while the process and its watchdog run on; with faults, errors are the expected effect and do not fail the run, violations and failed faults do"
 
 func addFaultFlags(fs *pflag.FlagSet, ff *faultFlags) {
 	fs.StringArrayVar(&ff.specs, "fault", nil, faultHelp)
