@@ -199,7 +199,7 @@ func safetySummary(run *results.Run) string {
 			run.Violations, h.LeasesLost, h.CountMismatches)
 	}
 	switch n := run.FencingViolations; {
-	case n >= run.Violations:
+	case n > 0 && n >= run.Violations: // not with none at all: a worker says so beside its errors
 		return fmt.Sprintf("%d violations, all fencing tokens out of grant order", n)
 	case n > 0:
 		return fmt.Sprintf("%d violations, %d of them fencing tokens out of grant order (the rest: two holders of one lock at once)", run.Violations, n)
