@@ -51,6 +51,9 @@ type Schedule struct {
 	// Isolator carries out isolate faults; nil makes them fail (Validate refuses them first
 	// when the Layout says the topology cannot isolate a node).
 	Isolator Isolator
+	// Clients carries out pause-client faults on the run's generator processes; nil makes them
+	// fail. (Stall faults are not scheduled: the generator process carries them out itself.)
+	Clients Clients
 	// OnFire, if set, is called as fault i (its index in Faults) starts, with the instant it
 	// starts, before the action; lockbench marks it to find the first grant after the fault.
 	// It is called from the schedule's goroutines, possibly concurrently.
@@ -108,7 +111,7 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	ev.Err = r.act(ctx, f, addr)
 	ev.Took = time.Since(fired)
 	ev.Lasted = ev.Took
-	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate) {
+	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate && f.Action != PauseClient) {
 		return ev
 	}
 	// Paused or partitioned: undo when the time is up or the phase ends, whichever is first.
@@ -122,6 +125,8 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	switch f.Action {
 	case Pause:
 		ev.Err = r.s.Target.Resume(uctx, addr)
+	case PauseClient:
+		ev.Err = r.s.Clients.Resume(uctx, f.Node.N)
 	case Isolate:
 		ev.Err = r.s.Isolator.Rejoin(uctx, addr)
 	default:
@@ -134,8 +139,15 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	return ev
 }
 
-// resolve finds the address the fault acts on ("" for a sentinel fail-over).
+// resolve finds the address the fault acts on ("" for a sentinel fail-over): for a generator
+// process, what Clients names it by.
 func (r *run) resolve(f Fault) (string, error) {
+	if f.Node.Role == RoleGen {
+		if r.s.Clients == nil {
+			return "", fmt.Errorf("no generator processes to act on (%s needs --procs 2 or more, or --generators docker)", f.Action)
+		}
+		return r.s.Clients.Name(f.Node.N)
+	}
 	switch f.Action {
 	case Restart:
 		r.mu.Lock()
@@ -182,6 +194,10 @@ func (r *run) act(ctx context.Context, f Fault, addr string) error {
 			return errors.New("this topology cannot isolate a node (--provider docker --topology sentinel can)")
 		}
 		return r.s.Isolator.Isolate(ctx, addr)
+	case PauseClient:
+		return r.s.Clients.Pause(ctx, f.Node.N)
+	case Stall:
+		return errors.New("a stall is carried out by the generator process itself, not scheduled")
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
 }

@@ -39,16 +39,32 @@ const (
 	// the fault's duration, while the clients still reach it (see Isolator): the split brain a
 	// partition of the servers' own network causes.
 	Isolate Action = "isolate"
+	// PauseClient stops a generator process (SIGSTOP, or docker pause for a generator
+	// container) and resumes it after the fault's duration: its watchdog stops with it, as in
+	// a stop-the-world pause of a real client.
+	PauseClient Action = "pause-client"
+	// Stall freezes, for the fault's duration, the workers of a generator process that hold a
+	// lock when it starts: they stay inside their critical section until it ends, while the
+	// process, its watchdog included, runs on (a slow request handler, not a stopped process).
+	// The generator process carries it out itself (see workloads.Stall).
+	Stall Action = "stall"
 )
 
-// Node roles in a fault spec; they match compose's roles, plus "node" (any) and "proc" (a
-// generator process of lockbench run --procs).
+// Client reports whether a acts on a generator process of lockbench (a client of the
+// deployment) rather than on a server.
+func (a Action) Client() bool { return a == PauseClient || a == Stall }
+
+// Node roles in a fault spec; they match compose's roles, plus "node" (any) and "gen" (a
+// generator process of lockbench run: genN is the Nth, 1-based, the worker started with
+// --index N-1; with --procs 1 gen1 is lockbench's own process). "procN" is read as genN.
 const (
 	RoleMaster   = "master"
 	RoleReplica  = "replica"
 	RoleSentinel = "sentinel"
 	RoleNode     = "node"
-	RoleProc     = "proc"
+	RoleGen      = "gen"
+	// roleProc is the name generator processes had before client faults: read as RoleGen.
+	roleProc = "proc"
 )
 
 // Node names a node by role and 1-based position; the zero value is no node.
@@ -77,7 +93,8 @@ type Fault struct {
 	Node Node
 	// At is when it starts, from the start of the measured phase.
 	At time.Duration
-	// For is how long a pause, partition or isolation lasts; 0 for the other actions.
+	// For is how long a pause, partition, isolation, client pause or stall lasts; 0 for the
+	// other actions.
 	For time.Duration
 }
 
@@ -96,9 +113,9 @@ func Parse(spec string) (Fault, error) {
 	action, node, hasNode := strings.Cut(what, ":")
 	f.Action = Action(strings.ToLower(action))
 	switch f.Action {
-	case Kill, Pause, Restart, Failover, Partition, Isolate:
+	case Kill, Pause, Restart, Failover, Partition, Isolate, PauseClient, Stall:
 	default:
-		return bad("unknown action %q: want kill, pause, restart, failover, partition or isolate", action)
+		return bad("unknown action %q: want kill, pause, restart, failover, partition, isolate, pause-client or stall", action)
 	}
 	if hasNode {
 		n, err := parseNode(node)
@@ -106,6 +123,8 @@ func Parse(spec string) (Fault, error) {
 			return bad("%v", err)
 		}
 		f.Node = n
+	} else if f.Action.Client() {
+		return bad("%s needs a generator process, e.g. %s:gen1", f.Action, f.Action)
 	} else if f.Action != Failover {
 		return bad("%s needs a node, e.g. %s:master", f.Action, f.Action)
 	}
@@ -123,7 +142,7 @@ func Parse(spec string) (Fault, error) {
 		}
 	}
 	switch f.Action {
-	case Pause, Partition, Isolate:
+	case Pause, Partition, Isolate, PauseClient, Stall:
 		if !hasFor {
 			return bad("%s needs a duration, e.g. %s:%s@%s+2s", f.Action, f.Action, f.Node, at)
 		}
@@ -135,16 +154,19 @@ func Parse(spec string) (Fault, error) {
 	if f.Action == Failover && f.Node.Role != "" && f.Node.Role != RoleReplica {
 		return bad("failover names the replica to promote (replicaN), or nothing; not %s", f.Node)
 	}
-	if f.Node.Role == RoleProc && f.Action != Kill {
-		return bad("a generator process can only be killed, not %s", f.Action)
+	switch {
+	case f.Action.Client() && f.Node.Role != RoleGen:
+		return bad("%s acts on a generator process of lockbench, genN (gen1 is the first), not %s; pause:%s pauses a server", f.Action, f.Node, f.Node)
+	case f.Node.Role == RoleGen && !f.Action.Client() && f.Action != Kill:
+		return bad("a generator process can be paused (pause-client:%s), stalled (stall:%s) or killed, not given %s", f.Node, f.Node, f.Action)
 	}
 	return f, nil
 }
 
-// parseNode reads master, masterN, replicaN, sentinelN, nodeN or procN.
+// parseNode reads master, masterN, replicaN, sentinelN, nodeN or genN (procN).
 func parseNode(s string) (Node, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	for _, role := range []string{RoleMaster, RoleReplica, RoleSentinel, RoleNode, RoleProc} {
+	for _, role := range []string{RoleMaster, RoleReplica, RoleSentinel, RoleNode, RoleGen, roleProc} {
 		num, ok := strings.CutPrefix(s, role)
 		if !ok {
 			continue
@@ -159,9 +181,12 @@ func parseNode(s string) (Node, error) {
 		if err != nil || n < 1 || n > 1000 || strings.HasPrefix(num, "+") {
 			return Node{}, fmt.Errorf("node %q: %q is not a position from 1", s, num)
 		}
+		if role == roleProc {
+			role = RoleGen
+		}
 		return Node{Role: role, N: n}, nil
 	}
-	return Node{}, fmt.Errorf("unknown node %q: want master, masterN, replicaN, sentinelN, nodeN or procN", s)
+	return Node{}, fmt.Errorf("unknown node %q: want master, masterN, replicaN, sentinelN, nodeN or genN", s)
 }
 
 // parseDuration reads a non-negative duration with a unit, at most MaxAt.

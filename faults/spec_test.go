@@ -23,7 +23,12 @@ func TestParse(t *testing.T) {
 		{"failover:replica2@1m", Fault{Action: Failover, Node: Node{RoleReplica, 2}, At: time.Minute}},
 		{"partition:master@3s+2s", Fault{Action: Partition, Node: Node{RoleMaster, 1}, At: 3 * time.Second, For: 2 * time.Second}},
 		{"isolate:master@1s+8s", Fault{Action: Isolate, Node: Node{RoleMaster, 1}, At: time.Second, For: 8 * time.Second}},
-		{"kill:proc2@3s", Fault{Action: Kill, Node: Node{RoleProc, 2}, At: 3 * time.Second}},
+		{"kill:gen2@3s", Fault{Action: Kill, Node: Node{RoleGen, 2}, At: 3 * time.Second}},
+		{"kill:proc2@3s", Fault{Action: Kill, Node: Node{RoleGen, 2}, At: 3 * time.Second}}, // the older name
+		{"pause-client:gen1@1s+2s", Fault{Action: PauseClient, Node: Node{RoleGen, 1}, At: time.Second, For: 2 * time.Second}},
+		{"PAUSE-CLIENT:Gen12@0s+500ms", Fault{Action: PauseClient, Node: Node{RoleGen, 12}, For: 500 * time.Millisecond}},
+		{"stall:gen2@3s+2s", Fault{Action: Stall, Node: Node{RoleGen, 2}, At: 3 * time.Second, For: 2 * time.Second}},
+		{"stall:proc1@3s+2s", Fault{Action: Stall, Node: Node{RoleGen, 1}, At: 3 * time.Second, For: 2 * time.Second}},
 		{" KILL:Master@3s ", Fault{Action: Kill, Node: Node{RoleMaster, 1}, At: 3 * time.Second}},
 	}
 	for _, tc := range good {
@@ -56,7 +61,16 @@ func TestParse(t *testing.T) {
 		{"pause:master@3s+0s", "must be positive"},
 		{"pause:master@3s+x", `duration "x"`},
 		{"failover:master@3s", "names the replica to promote"},
-		{"pause:proc1@1s+1s", "can only be killed"},
+		{"pause:proc1@1s+1s", "a generator process can be paused (pause-client:gen1)"},
+		{"restart:gen1@1s", "not given restart"},
+		{"pause-client:gen1@1s", "pause-client needs a duration"},
+		{"stall:gen1@1s", "stall needs a duration"},
+		{"stall:gen1@1s+0s", "must be positive"},
+		{"pause-client@1s+1s", "pause-client needs a generator process, e.g. pause-client:gen1"},
+		{"pause-client:master@1s+1s", "acts on a generator process of lockbench, genN"},
+		{"stall:replica1@1s+1s", "not replica1"},
+		{"stall:gen0@1s+1s", "not a position from 1"},
+		{"stall:gen@1s+1s", "needs a number"},
 	}
 	for _, tc := range bad {
 		_, err := Parse(tc.spec)
@@ -74,6 +88,7 @@ func TestNodeString(t *testing.T) {
 		{Node{RoleMaster, 1}, "master"},
 		{Node{RoleMaster, 2}, "master2"},
 		{Node{RoleReplica, 1}, "replica1"},
+		{Node{RoleGen, 1}, "gen1"},
 		{Node{}, ""},
 	} {
 		if got := tc.n.String(); got != tc.want {
@@ -84,7 +99,7 @@ func TestNodeString(t *testing.T) {
 
 // FuzzParse: Parse never panics, and what it accepts it accepts again from the node's name.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"kill:master@3s", "pause:replica1@3s+2s", "failover@1s", "kill:node12@0s", "x@y+z"} {
+	for _, s := range []string{"kill:master@3s", "pause:replica1@3s+2s", "failover@1s", "kill:node12@0s", "x@y+z", "pause-client:gen2@1s+2s", "stall:proc1@0s+1s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -49,6 +49,20 @@ type Isolator interface {
 	Rejoin(ctx context.Context, addr string) error
 }
 
+// Clients are the generator processes of a run (lockbench run --procs, --generators docker), as
+// client faults act on them: gen is 1-based (gen1 is the worker of index 0). Implementations
+// must be safe for concurrent use, and Resume must work on a context of its own after the run
+// ended: a Schedule resumes every pause it made before Run returns.
+type Clients interface {
+	// Name says what generator gen is now ("pid 4242", a container's name), or why it cannot
+	// be acted on (not started, or ended).
+	Name(gen int) (string, error)
+	// Pause stops generator gen (SIGSTOP, docker pause); Resume continues it (SIGCONT, docker
+	// unpause). Resuming a generator that has ended meanwhile is not an error.
+	Pause(ctx context.Context, gen int) error
+	Resume(ctx context.Context, gen int) error
+}
+
 // ErrNoSignals is wrapped by a Deployment's Kill, Pause, Resume and Restart when its topology
 // gives no access to its processes (attached, or started in containers).
 var ErrNoSignals = errors.New("faults: cannot signal the servers of this topology")

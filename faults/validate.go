@@ -27,6 +27,9 @@ type Layout struct {
 	Isolate bool
 	// Procs is the number of generator processes (lockbench run --procs); 1 or less: one.
 	Procs int
+	// Containers says the generator processes run in containers (--generators docker): even
+	// one is then apart from lockbench's own process, and can be paused.
+	Containers bool
 	// Duration is the measured phase: a fault must start inside it.
 	Duration time.Duration
 }
@@ -70,8 +73,11 @@ func Validate(fs []Fault, l Layout) error {
 	if len(fs) > MaxFaults {
 		return fmt.Errorf("%w: %d faults, at most %d", ErrSpec, len(fs), MaxFaults)
 	}
-	for _, f := range fs {
+	for i, f := range fs {
 		if err := validateOne(f, l); err != nil {
+			return fmt.Errorf("%w %q: %v", ErrSpec, f.Spec, err)
+		}
+		if err := overlaps(i, fs); err != nil {
 			return fmt.Errorf("%w %q: %v", ErrSpec, f.Spec, err)
 		}
 		if f.Action != Restart {
@@ -93,14 +99,11 @@ func validateOne(f Fault, l Layout) error {
 	if l.Duration > 0 && f.At >= l.Duration {
 		return fmt.Errorf("starts at %v, not inside the measured phase of %v", f.At, l.Duration)
 	}
-	if f.Node.Role == RoleProc {
-		if l.Procs <= 1 {
-			return fmt.Errorf("%s is a generator process of --procs, and this run has one process", f.Node)
-		}
-		return errors.New("killing a generator process (--procs) is not implemented yet")
+	if f.Node.Role == RoleGen {
+		return validateClient(f, l)
 	}
-	if l.Procs > 1 {
-		return errors.New("faults with --procs are not implemented yet: run the faults with one generator process")
+	if l.Procs > 1 || l.Containers {
+		return errors.New("server faults with --procs or --generators docker are not implemented yet: run them with one generator process (the client faults pause-client and stall work with several)")
 	}
 	switch f.Action {
 	case Kill, Pause, Restart:
@@ -152,3 +155,42 @@ func validateOne(f Fault, l Layout) error {
 }
 
 func plural(role string) string { return role + "s" }
+
+// validateClient checks a fault on a generator process (genN) against the layout.
+func validateClient(f Fault, l Layout) error {
+	procs := max(l.Procs, 1)
+	switch {
+	case f.Node.N > procs && procs == 1:
+		return fmt.Errorf("%s: this run has one generator process, gen1 (--procs 1); run --procs %d or more for %s", f.Node, f.Node.N, f.Node)
+	case f.Node.N > procs:
+		return fmt.Errorf("%s: this run has %d generator processes, gen1 to gen%d (--procs %d)", f.Node, procs, procs, procs)
+	case f.Action == Kill:
+		return errors.New("killing a generator process is not implemented yet")
+	case f.Action == PauseClient && procs == 1 && !l.Containers:
+		return errors.New("with --procs 1 the only generator is lockbench's own process, which also runs the fault schedule and would not wake up to resume itself: " +
+			"run --procs 2 or more (or --generators docker), each a process lockbench can stop and resume; or stall:gen1, which freezes the holders and keeps the process and its watchdog running")
+	case l.Duration > 0 && f.At+f.For > l.Duration:
+		return fmt.Errorf("ends at %v, after the measured phase of %v: a client fault must end inside the phase, so that the run measures what happens once the process goes on; shorten it or lengthen --duration",
+			f.At+f.For, l.Duration)
+	}
+	return nil
+}
+
+// overlaps refuses two client faults on one generator process at once: a second pause would be
+// undone by the first one's resume, and a stall during a pause or another stall has no holders
+// of its own to freeze.
+func overlaps(i int, fs []Fault) error {
+	f := fs[i]
+	if !f.Action.Client() {
+		return nil
+	}
+	for j, g := range fs {
+		if j == i || !g.Action.Client() || g.Node != f.Node {
+			continue
+		}
+		if f.At < g.At+g.For && g.At < f.At+f.For {
+			return fmt.Errorf("overlaps %s on %s: one client fault at a time per generator process", g.Spec, f.Node)
+		}
+	}
+	return nil
+}

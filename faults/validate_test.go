@@ -23,6 +23,8 @@ func TestValidate(t *testing.T) {
 	attached.Signals, attached.NoSignals = false, "attached (--addr)"
 	withProcs := native("single")
 	withProcs.Procs = 2
+	oneContainer := native("single")
+	oneContainer.Containers = true
 	withProxy := native("single")
 	withProxy.Partition = true
 	dockerSentinel := native("sentinel")
@@ -61,9 +63,26 @@ func TestValidate(t *testing.T) {
 		{"kill attached", attached, []string{"kill:master@1s"}, "kill needs servers lockbench started as native processes: attached (--addr)"},
 		{"pause attached", attached, []string{"pause:master@1s+1s"}, "pause needs servers"},
 		{"partition without proxy", native("single"), []string{"partition:master@1s+1s"}, "partition needs a network proxy"},
-		{"proc without procs", native("single"), []string{"kill:proc2@1s"}, "this run has one process"},
-		{"proc with procs", withProcs, []string{"kill:proc2@1s"}, "not implemented yet"},
-		{"server fault with procs", withProcs, []string{"kill:master@1s"}, "faults with --procs are not implemented yet"},
+		{"proc without procs", native("single"), []string{"kill:proc2@1s"}, "this run has one generator process, gen1 (--procs 1); run --procs 2 or more"},
+		{"kill a generator", withProcs, []string{"kill:gen2@1s"}, "killing a generator process is not implemented yet"},
+		{"server fault with procs", withProcs, []string{"kill:master@1s"}, "server faults with --procs or --generators docker are not implemented yet"},
+		{"server fault in a container", oneContainer, []string{"kill:master@1s"}, "are not implemented yet"},
+
+		{"pause a generator", withProcs, []string{"pause-client:gen2@1s+5s"}, ""},
+		{"pause the only container", oneContainer, []string{"pause-client:gen1@1s+5s"}, ""},
+		{"stall on one process", native("single"), []string{"stall:gen1@1s+9s"}, ""},
+		{"stall and a server fault on one process", native("single"), []string{"stall:gen1@1s+2s", "kill:master@5s"}, ""},
+		{"stall and pause of two generators", withProcs, []string{"stall:gen1@1s+2s", "pause-client:gen2@1s+2s"}, ""},
+		{"one after the other", withProcs, []string{"pause-client:gen1@1s+2s", "stall:gen1@3s+2s", "pause-client:gen1@5s+1s"}, ""},
+		{"pause on one process", native("single"), []string{"pause-client:gen1@1s+1s"}, "run --procs 2 or more (or --generators docker)"},
+		{"gen3 of two", withProcs, []string{"pause-client:gen3@1s+1s"}, "gen3: this run has 2 generator processes, gen1 to gen2 (--procs 2)"},
+		{"stall gen2 of one", native("single"), []string{"stall:gen2@1s+1s"}, "run --procs 2 or more for gen2"},
+		{"pause past the phase", withProcs, []string{"pause-client:gen1@8s+3s"}, "ends at 11s, after the measured phase of 10s"},
+		{"stall past the phase", native("single"), []string{"stall:gen1@1s+10s"}, "ends at 11s"},
+		{"pause after the phase", withProcs, []string{"pause-client:gen1@10s+1s"}, "not inside the measured phase"},
+		{"two pauses at once", withProcs, []string{"pause-client:gen1@1s+2s", "pause-client:gen1@2s+2s"}, `"pause-client:gen1@1s+2s": overlaps pause-client:gen1@2s+2s on gen1`},
+		{"the same pause twice", withProcs, []string{"pause-client:gen1@1s+2s", "pause-client:gen1@1s+2s"}, "one client fault at a time"},
+		{"stall inside a pause", withProcs, []string{"pause-client:gen2@1s+5s", "stall:gen2@2s+1s"}, "one client fault at a time per generator process"},
 	}
 	for _, tc := range cases {
 		var fs []Fault

@@ -45,6 +45,9 @@ type Shared struct {
 	// Now, if set, reads the clock the common start time is set by, the one WorkerArgs tells
 	// the processes to wait by (the deployment's: clock.Estimate.Now); nil: time.Now.
 	Now func() time.Time
+	// OnStart, if set, is called with the common start time, by Now's clock, before the
+	// processes start: lockbench run schedules its client faults from it.
+	OnStart func(startAt time.Time)
 	// Warn, if set, is told what RunShared could not do but ran without (no shared memory).
 	Warn func(format string, args ...any)
 	// Gather, if set, fetches the processes' results from where WorkerArgs told them to put
@@ -97,6 +100,9 @@ func RunShared(ctx context.Context, s Shared) (results.Run, []Exit, error) {
 		now = time.Now
 	}
 	startAt := now().Add(delay).UTC()
+	if s.OnStart != nil {
+		s.OnStart(startAt)
+	}
 	output := func(i int) string { return filepath.Join(dir, fmt.Sprintf("proc-%d.json", i)) }
 	p := s.Procs
 	p.Args = func(i int) []string { return s.WorkerArgs(i, startAt, output(i), arenaPath) }

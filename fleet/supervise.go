@@ -39,6 +39,9 @@ type Procs struct {
 	StopGrace time.Duration
 	// Started, if set, is called with each child's index and pid once it has started.
 	Started func(index, pid int)
+	// Children, if set, is filled with the children while they run, so that a client fault
+	// can stop and continue them (see Children).
+	Children *Children
 }
 
 // Exit is how one child ended. It is a plain value.
@@ -70,7 +73,7 @@ func (e Exit) String() string {
 }
 
 // Run starts the N processes and waits until all have ended. When ctx ends it sends each child
-// still running one SIGINT, as Ctrl-C would (the children run in their own process group, so a
+// still running one SIGINT, as Ctrl-C would, and SIGCONT, in case a client fault stopped it (the children run in their own process group, so a
 // terminal's Ctrl-C reaches only this process, which forwards it once), and SIGKILL after
 // StopGrace. On Linux every child also gets SIGKILL when this process dies (Pdeathsig), so
 // killing the parent leaves no orphan. It returns one Exit per process, by index. It is safe
@@ -104,6 +107,9 @@ func Run(ctx context.Context, p Procs) []Exit {
 			continue
 		}
 		exits[i].Pid = cmd.Process.Pid
+		if p.Children != nil {
+			p.Children.add(i, cmd.Process)
+		}
 		if p.Started != nil {
 			p.Started(i, cmd.Process.Pid)
 		}
@@ -115,6 +121,9 @@ func Run(ctx context.Context, p Procs) []Exit {
 				select {
 				case <-ctx.Done():
 					_ = cmd.Process.Signal(os.Interrupt)
+					// A child a client fault stopped (SIGSTOP) would keep the interrupt
+					// pending until killed after the grace, and write nothing: continue it.
+					_ = cmd.Process.Signal(syscall.SIGCONT)
 					select {
 					case <-time.After(grace):
 						_ = cmd.Process.Kill()
@@ -124,6 +133,9 @@ func Run(ctx context.Context, p Procs) []Exit {
 				}
 			}()
 			err := cmd.Wait()
+			if p.Children != nil {
+				p.Children.remove(i)
+			}
 			close(done)
 			if pw != nil {
 				pw.flush()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,10 +39,20 @@ func TestMain(m *testing.M) {
 	case "worker":
 		fakeWorker(os.Args[len(os.Args)-4:])
 		os.Exit(0)
-	case "parent":
-		Run(context.Background(), Procs{Path: os.Args[0], N: 2, Env: []string{modeEnv + "=wait"},
-			Args:    func(int) []string { return []string{"-test.run=^$"} },
-			Started: func(i, pid int) { fmt.Printf("pid %d\n", pid) }})
+	case "parent", "stopping-parent":
+		// A stopping parent stops each child (as pause-client does) before reporting it.
+		stop := os.Getenv(modeEnv) == "stopping-parent"
+		c := &Children{}
+		Run(context.Background(), Procs{Path: os.Args[0], N: 2, Env: []string{modeEnv + "=wait"}, Children: c,
+			Args: func(int) []string { return []string{"-test.run=^$"} },
+			Started: func(i, pid int) {
+				if stop {
+					if err := c.Stop(i); err != nil {
+						fmt.Printf("stop: %v\n", err)
+					}
+				}
+				fmt.Printf("pid %d\n", pid)
+			}})
 		os.Exit(5)
 	}
 	os.Exit(m.Run())
@@ -90,13 +99,20 @@ func TestCrashedChildIsReported(t *testing.T) {
 }
 
 // TestChildrenDieWithTheParent kills a real parent with SIGKILL, which it cannot catch, and
-// checks that its children do not outlive it (Pdeathsig).
+// checks that its children do not outlive it (Pdeathsig), also when the parent had stopped them
+// (a client pause): SIGKILL ends a stopped process too, so none is left stopped.
 func TestChildrenDieWithTheParent(t *testing.T) {
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("Pdeathsig is Linux only")
 	}
+	for _, mode := range []string{"parent", "stopping-parent"} {
+		t.Run(mode, func(t *testing.T) { childrenDieWith(t, mode) })
+	}
+}
+
+func childrenDieWith(t *testing.T, mode string) {
 	parent := exec.Command(os.Args[0], "-test.run=^$")
-	parent.Env = append(os.Environ(), modeEnv+"=parent")
+	parent.Env = append(os.Environ(), modeEnv+"="+mode)
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +126,8 @@ func TestChildrenDieWithTheParent(t *testing.T) {
 	for len(pids) < 2 && sc.Scan() {
 		if pid, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "pid ")); err == nil {
 			pids = append(pids, pid)
+		} else {
+			t.Errorf("parent: %s", sc.Text())
 		}
 	}
 	if len(pids) != 2 {
@@ -118,6 +136,9 @@ func TestChildrenDieWithTheParent(t *testing.T) {
 	for _, pid := range pids {
 		if !alive(pid) {
 			t.Fatalf("child %d not running before the parent is killed", pid)
+		}
+		if mode == "stopping-parent" {
+			waitState(t, pid, 'T')
 		}
 	}
 	if err := parent.Process.Kill(); err != nil {
@@ -138,11 +159,33 @@ func TestChildrenDieWithTheParent(t *testing.T) {
 }
 
 func zombie(pid int) bool {
+	st, ok := procState(pid)
+	return !ok || st == 'Z'
+}
+
+// procState returns the state letter of pid in /proc (R, S, T stopped, Z zombie…), and false
+// when the process is gone.
+func procState(pid int) (byte, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
+		return 0, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	if i < 0 || i+2 >= len(s) {
+		return 0, false
+	}
+	return s[i+2], true
+}
+
+// waitState waits, at most 10 s, until pid is in state st.
+func waitState(t *testing.T, pid int, st byte) {
+	t.Helper()
+	var got byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if got, _ = procState(pid); got == st {
+			return
+		}
+	}
+	t.Fatalf("process %d in state %q, want %q", pid, got, st)
 }

@@ -84,6 +84,12 @@ type Options struct {
 	Now func() time.Time
 	// Started, if set, is called with each generator's index and container name once it runs.
 	Started func(index int, name string)
+	// OnStart, if set, is called with the common start time, by Now's clock, before the
+	// containers are created: lockbench run schedules its client faults from it.
+	OnStart func(startAt time.Time)
+	// Containers, if set, is filled with the generators while they run, so that a client fault
+	// can pause and unpause them (see Containers).
+	Containers *Containers
 	// Gather fetches the generators' results, merged, once all have ended (collect.Fetch: they
 	// hand them back through a Redis, not a shared volume). It gets a context that outlives an
 	// interrupt by gatherTimeout, so that what was measured is fetched even then. When some
@@ -156,6 +162,9 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 		now = time.Now
 	}
 	startAt := now().Add(delay).UTC()
+	if o.OnStart != nil {
+		o.OnStart(startAt)
+	}
 	env := append([]string{ImageEnv + "=" + img.ID}, o.Env...)
 
 	gens := make([]*generator, o.N)
@@ -164,6 +173,9 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 		// Also after Ctrl-C: the containers must not outlive the run.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
+		if o.Containers != nil {
+			o.Containers.unpauseAll(rctx) // a paused container is not killed by its removal
+		}
 		for _, g := range gens {
 			if g != nil && g.id != "" {
 				cli.ContainerRemove(rctx, g.id, client.ContainerRemoveOptions{Force: true})
@@ -210,6 +222,9 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 			exits[i].Err = fmt.Errorf("start: %w", err)
 			continue
 		}
+		if o.Containers != nil {
+			o.Containers.add(cli, g)
+		}
 		if o.Started != nil {
 			o.Started(i, g.name)
 		}
@@ -224,7 +239,14 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			exits[i].Code, exits[i].Err = g.wait(ctx, cli, wait, o.StopGrace)
+			unpause := func(context.Context) {}
+			if o.Containers != nil {
+				unpause = func(ctx context.Context) { _ = o.Containers.Unpause(ctx, i) }
+			}
+			exits[i].Code, exits[i].Err = g.wait(ctx, cli, wait, o.StopGrace, unpause)
+			if o.Containers != nil {
+				o.Containers.remove(i)
+			}
 			if logsDone != nil {
 				<-logsDone // its last lines before the run's verdict
 			}
@@ -293,9 +315,9 @@ type generator struct {
 	name, id string
 }
 
-// wait waits for the container to exit and returns its status. When ctx ends first it sends
-// SIGINT, then SIGKILL after grace.
-func (g *generator) wait(ctx context.Context, cli *dockerClient, w client.ContainerWaitResult, grace time.Duration) (int, error) {
+// wait waits for the container to exit and returns its status. When ctx ends first it unpauses
+// it (a paused container takes no signal) and sends SIGINT, then SIGKILL after grace.
+func (g *generator) wait(ctx context.Context, cli *dockerClient, w client.ContainerWaitResult, grace time.Duration, unpause func(context.Context)) (int, error) {
 	bg := context.WithoutCancel(ctx)
 	var kill <-chan time.Time
 	interrupted := false
@@ -315,6 +337,7 @@ func (g *generator) wait(ctx context.Context, cli *dockerClient, w client.Contai
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
+				unpause(bg)
 				cli.ContainerKill(bg, g.id, client.ContainerKillOptions{Signal: "SIGINT"})
 				kill = time.After(grace)
 			}

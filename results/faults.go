@@ -35,8 +35,13 @@ type Fault struct {
 	// FirstGrantS is the time to first grant after the fault: from FiredS to the earliest
 	// grant of a lock to a cycle that began at or after FiredS (cycles already waiting when
 	// the fault started do not count, whenever they were granted). Nil when no such cycle was
-	// granted before the phase ended.
+	// granted before the phase ended, and for client faults (pause-client, stall), whose
+	// effect is on some workers only and whose grants are made in other processes.
 	FirstGrantS *float64 `json:"first_grant_s,omitempty"`
+	// StalledWorkers is, for a stall that fired, how many workers of its generator process
+	// held a lock when it started and were kept inside their critical section until it ended
+	// (0: none held one then); nil for the other actions.
+	StalledWorkers *int64 `json:"stalled_workers,omitempty"`
 }
 
 // FirstGrant returns FirstGrantS as a duration, and false when there was none.
@@ -81,6 +86,9 @@ func WriteFaults(w io.Writer, runs []Run) error {
 				took = secs(f.TookS)
 				lasted = secs(f.LastedS)
 				grant = "none before the end"
+				if f.Action == "pause-client" || f.Action == "stall" {
+					grant = "-" // not followed: see FirstGrantS
+				}
 				if d, ok := f.FirstGrant(); ok {
 					grant = d.Round(time.Millisecond / 10).String()
 				}
@@ -88,6 +96,9 @@ func WriteFaults(w io.Writer, runs []Run) error {
 			node := f.Node
 			if f.Addr != "" {
 				node = strings.TrimSpace(node + " " + f.Addr)
+			}
+			if f.StalledWorkers != nil {
+				node += fmt.Sprintf(" (%d holders stalled)", *f.StalledWorkers)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Spec, orDash(node), fired, took, lasted, grant, orDash(f.Error))
 		}

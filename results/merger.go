@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -123,6 +124,9 @@ func (g *Merger) Add(p *Run) error {
 	m := &g.m
 	m.Concurrency += p.Concurrency
 	m.DurationS = max(m.DurationS, p.DurationS)
+	// A process's own faults (a stall it carried out) are its own: each is kept (sorted in
+	// Run, so that the order of the shares does not show).
+	m.Faults = append(m.Faults, p.Faults...)
 	m.ThroughputPerS += p.ThroughputPerS
 	m.Violations += p.Violations
 	if g.n == 1 {
@@ -350,6 +354,10 @@ func (g *Merger) Run() (Run, error) {
 		m.Resource = &res
 	}
 	m.RedisCommandsByName = maps.Clone(m.RedisCommandsByName)
+	m.Faults = slices.Clone(m.Faults)
+	slices.SortStableFunc(m.Faults, func(a, b Fault) int {
+		return cmp.Or(cmp.Compare(a.AtS, b.AtS), cmp.Compare(a.Node, b.Node), cmp.Compare(a.Spec, b.Spec))
+	})
 	fleet := g.fleet
 	fleet.Processes = slices.Clone(fleet.Processes)
 	slices.SortFunc(fleet.Processes, func(a, b ProcessResult) int { return a.Index - b.Index })

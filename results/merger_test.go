@@ -65,6 +65,9 @@ func TestMergerIsOrderFree(t *testing.T) {
 		parts[i].Resource = &Resource{Kind: "fenced", Writes: 20, TokenWrites: 20, CorruptWrites: int64(i), StaleRejected: 2, LeasesLostAtRelease: 1}
 	}
 	parts[1].Checkers = []string{CheckerInProcess, CheckerReferee} // one process without the arena
+	// Stalls are carried out by the process stalled, and kept whichever share they come in.
+	parts[2].Faults = []Fault{{Spec: "stall:gen3@1s+1s", Action: "stall", Node: "gen3", AtS: 1, ForS: 1}}
+	parts[0].Faults = []Fault{{Spec: "stall:gen1@0.5s+1s", Action: "stall", Node: "gen1", AtS: 0.5, ForS: 1}}
 	want, err := MergeProcesses(parts)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +86,9 @@ func TestMergerIsOrderFree(t *testing.T) {
 		!slices.Equal(got.Fairness.WorkerAcquisitions, want.Fairness.WorkerAcquisitions) ||
 		got.Fleet.Processes[2].Index != 2 {
 		t.Errorf("out of order: %d acquisitions, workers %v; in order: %d, %v", got.Acquisitions, got.Fairness.WorkerAcquisitions, want.Acquisitions, want.Fairness.WorkerAcquisitions)
+	}
+	if len(got.Faults) != 2 || got.Faults[0].Node != "gen1" || got.Faults[1].Node != "gen3" || !slices.Equal(got.Faults, want.Faults) {
+		t.Errorf("faults %+v; want both stalls, gen1's first, as in order (%+v)", got.Faults, want.Faults)
 	}
 	if !slices.Equal(got.Checkers, []string{CheckerInProcess, CheckerReferee}) {
 		t.Errorf("checkers %v: want those every process ran", got.Checkers)

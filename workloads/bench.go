@@ -35,6 +35,10 @@ type Plan struct {
 	Measure func(start time.Time) (end func())
 	// Grants, if set, is told of every grant of the measured phase (see results.GrantWatch).
 	Grants *results.GrantWatch
+	// Stalls are windows of the measured phase in which the workers holding a lock at the
+	// window's start keep it until its end (see Stall); Run records each in results.Run.Faults.
+	// They must not overlap, and must end inside the phase.
+	Stalls []Stall
 	// TimelineInterval is the length of a timeline point; 0 means
 	// results.DefaultTimelineInterval.
 	TimelineInterval time.Duration
@@ -79,6 +83,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if err := CheckConfig(p.Workload, cfg); err != nil {
 		return run, err
 	}
+	if err := checkStalls(p.Stalls, cfg.Duration); err != nil {
+		return run, err
+	}
 	if !p.Driver.Kinds().Has(p.Workload.Needs()) {
 		// A combination to skip, not a failure: callers check drivers.ErrUnsupported.
 		return run, fmt.Errorf("%w: driver %s cannot run workload %s: it needs %v locks, the driver has %v",
@@ -111,6 +118,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	})
 	defer stopGrace()
 
+	if len(p.Stalls) > 0 {
+		cfg.stall = newStallGate(p.Stalls)
+	}
 	inst := p.Workload.Start(&cfg)
 	cyclers := make([]Cycler, cfg.Concurrency)
 	for i := range cyclers {
@@ -163,6 +173,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	}
 	cpuBefore, cpuOK := processCPU()
 	timeline.Start()
+	if cfg.stall != nil {
+		cfg.stall.arm(timeline.Started()) // the faults' clock (Measure below)
+	}
 	endMeasure := func() {}
 	if p.Measure != nil {
 		endMeasure = p.Measure(timeline.Started())
@@ -193,6 +206,9 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	recordSafety(&run, inst)
 	recordFairness(&run, ph.Recorders, inst)
 	recordHolds(&run, inst, renewalsDelta(renewalsBefore, renewalCount(locker)))
+	if cfg.stall != nil {
+		cfg.stall.record(&run, ph.Elapsed)
+	}
 	run.Complete = !ph.Interrupted
 	switch {
 	case ph.Interrupted && ctx.Err() == nil && context.Cause(phaseCtx) == errAborted:

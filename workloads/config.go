@@ -91,6 +91,9 @@ type Config struct {
 	// Depth is how many times a reentrancy cycle takes its lock, nested, 1 to MaxDepth. Zero
 	// means DefaultDepth.
 	Depth int
+
+	// stall carries out Plan.Stalls during one Run; nil: none.
+	stall *stallGate
 }
 
 // Fill sets defaults for zero fields.
@@ -162,6 +165,7 @@ func (c *Config) Validate() error {
 		return bad("arrival %q needs a rate: arrivals pace an open loop", c.Arrival)
 	case c.Depth < 1 || c.Depth > MaxDepth:
 		return bad("depth %d: want 1..%d", c.Depth, MaxDepth)
+
 	case c.Rate != 0:
 		if err := pacing.Check(c.Rate, c.Arrival); err != nil {
 			return bad("%v", err)

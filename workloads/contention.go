@@ -123,7 +123,7 @@ func (cy *contentionCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 	// The holder writes what the lock protects as its hold starts and as it ends: a hold that
 	// outlives its lease lets another holder's writes fall between the two.
 	cy.c.resource.write(k, cy.worker, token, cy.fenced != nil, false)
-	cy.holdLock(ctx)
+	cy.holdLock(ctx, acquired)
 	cy.c.resource.write(k, cy.worker, token, cy.fenced != nil, true)
 	cy.c.checker.Exit(k, cy.worker)
 	cy.c.fifo.Released(k)

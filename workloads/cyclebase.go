@@ -17,10 +17,11 @@ type cycleBase struct {
 	release context.Context
 	hold    *time.Timer // reused across cycles; nil when holdFor is 0
 	backoff *time.Timer // made on the first error
+	stall   *stallGate  // the run's stalls (Config.Stalls); nil: none
 }
 
 func newCycleBase(cfg *Config, worker int, release context.Context) cycleBase {
-	p := cycleBase{worker: worker, holdFor: cfg.Hold, release: release}
+	p := cycleBase{worker: worker, holdFor: cfg.Hold, release: release, stall: cfg.stall}
 	if cfg.Hold > 0 {
 		p.hold = time.NewTimer(time.Hour)
 		p.hold.Stop()
@@ -28,16 +29,20 @@ func newCycleBase(cfg *Config, worker int, release context.Context) cycleBase {
 	return p
 }
 
-// holdLock keeps the lock for the configured hold, cut short when ctx ends.
-func (p *cycleBase) holdLock(ctx context.Context) {
-	if p.hold == nil {
-		return
+// holdLock keeps the lock granted at acquired for the configured hold, cut short when ctx
+// ends, and then, when a stall window started while it was held, until the window ends (see
+// Stall).
+func (p *cycleBase) holdLock(ctx context.Context, acquired time.Time) {
+	if p.hold != nil {
+		p.hold.Reset(p.holdFor)
+		select {
+		case <-p.hold.C:
+		case <-ctx.Done():
+			p.hold.Stop()
+		}
 	}
-	p.hold.Reset(p.holdFor)
-	select {
-	case <-p.hold.C:
-	case <-ctx.Done():
-		p.hold.Stop()
+	if p.stall != nil {
+		p.stall.hold(ctx, acquired)
 	}
 }
 

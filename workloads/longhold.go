@@ -75,7 +75,7 @@ func (cy *longholdCycler) Cycle(ctx context.Context, rec *results.Recorder) erro
 	}
 	acquired := time.Now()
 	cy.r.checker.Enter(k, cy.worker)
-	cy.holdLock(ctx)
+	cy.holdLock(ctx, acquired)
 	lost := false
 	if cy.hc != nil {
 		n, err := cy.hc.HoldCount(cy.release, name)

@@ -89,7 +89,7 @@ func (cy *multilockCycler) Cycle(ctx context.Context, rec *results.Recorder) err
 	for _, k := range cy.set {
 		cy.m.checker.Enter(k, cy.worker)
 	}
-	cy.holdLock(ctx)
+	cy.holdLock(ctx, acquired)
 	for _, k := range cy.set {
 		cy.m.checker.Exit(k, cy.worker)
 	}

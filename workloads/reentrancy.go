@@ -81,7 +81,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		return cy.acquireFailed(ctx, rec, lockErr)
 	}
 	if taken == depth {
-		cy.holdLock(ctx)
+		cy.holdLock(ctx, acquired)
 	}
 	// Out in reverse, checking the count before each release. The checks and inner releases
 	// use the release context, so a run that ends mid-cycle still unwinds every level.

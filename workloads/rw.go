@@ -77,7 +77,7 @@ func (cy *rwCycler) Cycle(ctx context.Context, rec *results.Recorder) error {
 	} else {
 		cy.r.checker.EnterWrite(k, cy.worker)
 	}
-	cy.holdLock(ctx)
+	cy.holdLock(ctx, acquired)
 	relStart := time.Now()
 	if read {
 		cy.r.checker.ExitRead(k, cy.worker)

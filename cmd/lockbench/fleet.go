@@ -12,8 +12,10 @@ import (
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -41,7 +43,10 @@ type fleetFlags struct {
 	clock string
 
 	startAtText string
-	slotEnv     string // --task-slot-env
+	slotEnv     string   // --task-slot-env
+	stalls      []string // the worker's --stall AT+FOR
+	// stallPlan is stalls as the workload carries them out (workloads.Plan.Stalls).
+	stallPlan []workloads.Stall
 }
 
 // addFleetFlags adds --procs to run, and the worker's flags to worker.
@@ -58,6 +63,7 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
+	fs.StringArrayVar(&ff.stalls, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
 }
 
 // checkFleetFlags returns what is wrong with the fleet flags, or "".
@@ -88,6 +94,9 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	if ff.index < 0 || ff.index >= ff.procs {
 		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)
 	}
+	if msg := checkWorkerStalls(f); msg != "" {
+		return msg
+	}
 	if ff.startAtText != "" {
 		t, err := parseStartAt(ff.startAtText)
 		if err != nil {
@@ -106,6 +115,28 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
 	case fs.Changed("provider") || fs.Changed("image"):
 		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
+	}
+	return ""
+}
+
+// checkWorkerStalls reads the worker's --stall flags into its workload's stalls, checked as
+// lockbench run checks --fault stall:genN (this process is gen index+1). It returns what is
+// wrong, or "".
+func checkWorkerStalls(f *runFlags) string {
+	ff := &f.fleet
+	var fs []faults.Fault
+	for _, v := range ff.stalls {
+		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
+		if err != nil {
+			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
+		}
+		fs = append(fs, flt)
+	}
+	if err := faults.Validate(fs, faults.Layout{Procs: ff.procs, Duration: f.cfg.Duration}); err != nil {
+		return "--stall: " + err.Error()
+	}
+	for _, flt := range fs {
+		ff.stallPlan = append(ff.stallPlan, workloads.Stall{At: flt.At, For: flt.For, Spec: flt.Spec, Node: flt.Node.String()})
 	}
 	return ""
 }
@@ -182,7 +213,7 @@ func workerArgs(f *runFlags, addrs []string, masterName, driver string, index in
 
 // runProcs runs driver as f.fleet.procs generator processes of this executable against the
 // target, and returns their merged run.
-func (r *runner) runProcs(ctx context.Context, driver string, round int) (results.Run, error) {
+func (r *runner) runProcs(ctx context.Context, driver string, round int, fr *faultRun) (results.Run, error) {
 	f, ui := r.f, r.ui
 	exe, err := os.Executable()
 	if err != nil {
@@ -216,13 +247,23 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 		clockMode = clockRedis
 		ui.line("%s: %s", driver, describeClock(est, source))
 	}
+	children := &fleet.Children{}
+	local := func(t time.Time) time.Time { return t }
+	if ok {
+		local = est.Local
+	}
+	cf := r.clientFaults(ctx, fr, procClients{children}, local) // run_clientfaults.go
+	if cf != nil {
+		defer cf.wait()
+	}
 	shared := fleet.Shared{
 		Procs: fleet.Procs{
-			Path:    exe,
-			N:       f.fleet.procs,
-			Stderr:  ui,
-			Started: func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
-			Env:     append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
+			Path:     exe,
+			N:        f.fleet.procs,
+			Stderr:   ui,
+			Started:  func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
+			Env:      append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
+			Children: children,
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
 			addrs := r.tgt.topo.Addrs()
@@ -234,6 +275,7 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 			args = append(args, collectArgs...)
 			args = append(args, f.conn.child...)
 			args = append(args, f.metrics.childArgs(i, round)...)
+			args = append(args, stallArgs(f.faultFlags.faults, i)...)
 			return append(args, profileArgs(f, seq, driver, i)...)
 		},
 		Keys: cfg.Keys,
@@ -241,6 +283,9 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 	}
 	if ok {
 		shared.Now = est.Now
+	}
+	if cf != nil {
+		shared.OnStart = cf.onStart
 	}
 	if f.collect.addr != "" {
 		ui.line("%s: results collected on %s, run %s", driver, conn.RedactURL(f.collect.addr), runID)
@@ -255,6 +300,9 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int) (result
 		}
 	}
 	run, exits, err := fleet.RunShared(ctx, shared)
+	if cf != nil {
+		cf.wait() // the processes have ended: nothing is left stopped
+	}
 	for _, e := range exits {
 		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
 			ui.line("%v", e)

@@ -39,6 +39,7 @@ var helpTopics = []helpTopic{
 	{"topologies", "docs/topologies.md", "Topologies and deployments: URLs, credentials, TLS", "single, sentinel, cluster, masters:N; attaching with redis://, rediss://, ACL users and TLS"},
 	{"docker", "docs/docker.md", "Docker: `--provider docker` and compose files", "topologies as containers, and the compose files"},
 	{"faults", "docs/faults.md", "Faults during a run: `--fault`", "kill, pause, restart, fail-over, partition, isolate; what they did to the locks"},
+	{"client-faults", "docs/client-faults.md", "Client faults: a paused process, a stalled holder", "pause-client and stall: a generator process stopped, or its holders stuck, past their lease"},
 	{"net", "docs/net.md", "Network conditions: `--net`", "latency and jitter between the clients and Redis"},
 	{"open-loop", "docs/open-loop.md", "Open loop and coordinated omission: `--rate`", "arrivals at a rate, latency from the intended start, late and dropped attempts"},
 	{"results", "docs/results.md", "Result files", "the JSON result schema, benchstat lines, histograms"},

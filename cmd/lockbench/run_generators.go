@@ -172,7 +172,7 @@ func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error
 
 // runGenerators runs driver as f.fleet.procs generator containers (--generators docker) and
 // returns their merged run.
-func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run, error) {
+func (r *runner) runGenerators(ctx context.Context, driver string, fr *faultRun) (results.Run, error) {
 	f, ui := r.f, r.ui
 	cfg := f.cfg
 	cfg.Fill()
@@ -214,23 +214,34 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 	ui.line("%s: %d generator containers of %s × %d workers, dialling %s; results collected on %s, run %s",
 		driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","), conn.RedactURL(store.Addr), id)
 	var now func() time.Time
+	local := func(t time.Time) time.Time { return t }
 	if clockOK {
-		now = est.Now
+		now, local = est.Now, est.Local
+	}
+	containers := &generators.Containers{}
+	cf := r.clientFaults(ctx, fr, containerClients{containers}, local) // run_clientfaults.go
+	var onStart func(time.Time)
+	if cf != nil {
+		onStart = cf.onStart
+		defer cf.wait() // also when Run fails before starting a container
 	}
 	run, exits, err := generators.Run(ctx, generators.Options{
-		Now:      now,
-		Image:    f.gens.image,
-		N:        f.fleet.procs,
-		RunID:    id,
-		Networks: networks,
-		CPUs:     f.gens.cpus,
-		Env:      append(f.conn.settings.Env(), extraEnv...), // passwords: never on a command line
-		Stderr:   ui,
-		Started:  func(i int, name string) { ui.line("generator %d: container %s", i, name) },
+		Now:        now,
+		OnStart:    onStart,
+		Containers: containers,
+		Image:      f.gens.image,
+		N:          f.fleet.procs,
+		RunID:      id,
+		Networks:   networks,
+		CPUs:       f.gens.cpus,
+		Env:        append(f.conn.settings.Env(), extraEnv...), // passwords: never on a command line
+		Stderr:     ui,
+		Started:    func(i int, name string) { ui.line("generator %d: container %s", i, name) },
 		Args: func(i int, startAt time.Time, output string) []string {
 			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
 			args = append(args, "--clock", clockMode)
 			args = append(args, extraArgs...)
+			args = append(args, stallArgs(f.faultFlags.faults, i)...)
 			return append(args, f.conn.child...)
 		},
 		Gather: func(ctx context.Context) (*results.File, error) {
@@ -241,6 +252,9 @@ func (r *runner) runGenerators(ctx context.Context, driver string) (results.Run,
 			return file, err
 		},
 	})
+	if cf != nil {
+		cf.wait() // the containers are gone: nothing is left paused
+	}
 	for _, e := range exits {
 		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
 			ui.line("lockbench run: %v", e)

@@ -135,14 +135,14 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		Progress:    ui.progress,
 		Live:        f.metrics.live(metrics.Labels{Driver: name, Workload: f.workload, Topology: f.spec.String(), Round: round, Step: r.step}, r.abort),
 	}
-	recordFaults := r.withFaults(ctx, &plan) // run_faults.go
+	fr := r.withFaults(ctx, &plan) // run_faults.go
 	var run results.Run
 	var err error
 	switch {
 	case f.gens.docker():
-		run, err = r.runGenerators(ctx, name) // run_generators.go
+		run, err = r.runGenerators(ctx, name, fr) // run_generators.go
 	case f.fleet.procs > 1:
-		run, err = r.runProcs(ctx, name, round) // fleet.go
+		run, err = r.runProcs(ctx, name, round, fr) // fleet.go
 	default:
 		run, err = r.runHere(ctx, plan)
 	}
@@ -170,7 +170,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	run.Round = round
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
-	recordFaults(&run)
+	fr.record(&run)
 	r.auditRun(ctx, &run)
 	for _, flt := range faultsFailed(&run) {
 		r.failed = true
@@ -207,7 +207,7 @@ func safetySummary(run *results.Run) string {
 			run.Violations, h.LeasesLost, h.CountMismatches)
 	}
 	switch n := run.FencingViolations; {
-	case n >= run.Violations:
+	case n > 0 && n >= run.Violations: // not with none at all: a worker says so beside its errors
 		return fmt.Sprintf("%d violations, all fencing tokens out of grant order", n)
 	case n > 0:
 		return fmt.Sprintf("%d violations, %d of them fencing tokens out of grant order (the rest: two holders of one lock at once)", run.Violations, n)

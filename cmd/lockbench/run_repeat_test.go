@@ -72,6 +72,7 @@ func TestSafetySummary(t *testing.T) {
 		want                string
 	}{
 		{3, 0, "3 mutual-exclusion violations (two holders of one lock at once)"},
+		{0, 0, "0 mutual-exclusion violations (two holders of one lock at once)"},
 		{5, 5, "5 violations, all fencing tokens out of grant order"},
 		{5, 2, "5 violations, 2 of them fencing tokens out of grant order (the rest: two holders of one lock at once)"},
 	}

@@ -70,7 +70,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 
 	w, _ := workloads.Get(f.workload)     // checked by parseRunFlagsAs
 	drv, _ := drivers.Parse(f.drivers[0]) // checked by parseRunFlagsAs
-	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress,
+	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress, Stalls: f.fleet.stallPlan,
 		Live: f.metrics.live(metrics.Labels{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Round: f.metrics.round, Generator: f.fleet.index}, nil)}
 	if f.fleet.index == 0 {
 		// One process measures the servers: they serve all processes, whose phases the common

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/faults"
+	"github.com/lockbench/lockbench/generators/generatorstest"
+	"github.com/lockbench/lockbench/results"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// Client faults that cannot be carried out, or that name no generator of the run, exit 2 before
+// anything starts; so does a worker's --stall that does not fit its phase.
+func TestClientFaultBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"run", "--fault", "pause-client:gen1@1s+1s"}, "run --procs 2 or more (or --generators docker)"},
+		{[]string{"run", "--fault", "pause-client:gen3@1s+1s", "--procs", "2"}, "gen3: this run has 2 generator processes, gen1 to gen2 (--procs 2)"},
+		{[]string{"run", "--fault", "pause-client:gen1@8s+5s", "--procs", "2", "--duration", "10s"}, "ends at 13s, after the measured phase of 10s"},
+		{[]string{"run", "--fault", "pause-client:gen1@1s", "--procs", "2"}, "pause-client needs a duration"},
+		{[]string{"run", "--fault", "stall:gen2@1s+1s"}, "run --procs 2 or more for gen2"},
+		{[]string{"run", "--fault", "stall:master@1s+1s"}, "acts on a generator process of lockbench, genN"},
+		{[]string{"run", "--fault", "stall:gen1@1s+2s", "--fault", "pause-client:gen1@2s+1s", "--procs", "2"}, "one client fault at a time per generator process"},
+		{[]string{"run", "--fault", "kill:gen2@1s", "--procs", "2"}, "killing a generator process is not implemented yet"},
+		{[]string{"worker", "--addr", "127.0.0.1:1", "--driver", "lockcore", "--procs", "2", "--index", "1", "--stall", "1s"}, `--stall "1s": want AT+FOR`},
+		{[]string{"worker", "--addr", "127.0.0.1:1", "--driver", "lockcore", "--procs", "2", "--index", "1", "--stall", "9s+5s", "--duration", "10s"}, "ends at 14s"},
+	} {
+		var out, errb bytes.Buffer
+		code := dispatch(append(tc.args, "--no-results"), &out, &errb)
+		all := out.String() + errb.String()
+		if code != exitUsage || !strings.Contains(all, tc.out) {
+			t.Errorf("lockbench %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, exitUsage, tc.out)
+		}
+	}
+}
+
+// A stall of generator N reaches worker index N-1 as --stall AT+FOR, and the worker turns it
+// into its workload's stall, named as the run names it.
+func TestStallArgsRoundTrip(t *testing.T) {
+	var fs []faults.Fault
+	for _, s := range []string{"stall:gen2@1s+500ms", "stall:gen1@2s+1s", "pause-client:gen2@3s+1s", "stall:gen2@2500ms+1.5s"} {
+		f, err := faults.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	args := stallArgs(fs, 1)
+	if want := []string{"--stall", "1s+500ms", "--stall", "2.5s+1.5s"}; !slices.Equal(args, want) {
+		t.Fatalf("stallArgs for index 1 = %q, want %q", args, want)
+	}
+	var sink bytes.Buffer
+	w, code, ok := parseRunFlagsAs(cmdWorker, append([]string{"--addr", "127.0.0.1:6380", "--driver", "lockcore", "--procs", "2", "--index", "1", "--duration", "5s"}, args...), &sink, &sink)
+	if !ok {
+		t.Fatalf("the worker refuses %q: exit %d: %s", args, code, sink.String())
+	}
+	got := w.fleet.stallPlan
+	if len(got) != 2 || got[0].Node != "gen2" || got[0].At != time.Second || got[0].For != 500*time.Millisecond ||
+		got[1].At != 2500*time.Millisecond || got[1].For != 1500*time.Millisecond {
+		t.Errorf("worker stalls %+v; want gen2's two", got)
+	}
+}
+
+// clientFault returns the run's fault of spec.
+func clientFault(t *testing.T, r *results.Run, spec string) results.Fault {
+	t.Helper()
+	i := slices.IndexFunc(r.Faults, func(f results.Fault) bool { return f.Spec == spec })
+	if i < 0 {
+		t.Fatalf("%s: faults %+v; want %s", r.Driver, r.Faults, spec)
+	}
+	return r.Faults[i]
+}
+
+// procPid returns the pid lockbench reported for generator process index (0-based), waiting for
+// the line at most 30 s.
+func procPid(t *testing.T, errb *syncBuffer, index int) int {
+	t.Helper()
+	re := regexp.MustCompile(fmt.Sprintf(`(?m)^process %d: pid (\d+)$`, index))
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(errb.String()); m != nil {
+			pid, _ := strconv.Atoi(m[1])
+			return pid
+		}
+	}
+	t.Fatalf("no pid reported for process %d:\n%s", index, errb)
+	return 0
+}
+
+// procState returns the state letter of pid in /proc (R, S, T stopped, Z zombie), "" if gone.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// The acceptance case of a client pause: two generator processes on lockcore with a 300 ms
+// watchdog lease, gen1 stopped (SIGSTOP) for longer than the lease. Its locks expire in Redis
+// while its workers, stopped inside their critical sections, still believe they hold them; gen2
+// takes them, and when gen1 goes on both hold at once. The referee (and the processes' shared
+// checker) count double grants, which fail the run (exit 1); the fault is recorded on gen1's
+// process, and no process is left stopped or running.
+func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	const spec = "pause-client:gen1@1s+1200ms"
+	// Many keys, each contended: gen1 surely holds some of them when it is stopped.
+	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore:watchdog=300ms", "--keys", "16", "--concurrency", "16",
+		"--hold", "20ms", "--duration", "3s", "--warmup", "200ms", "--referee", "native", "--fault", spec, "--out", dir)
+	pid := procPid(t, errb, 0)
+	code, stdout := finish(t, cmd, errb)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d (double grants)\n%s\n%s", code, exitFailure, stdout, errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 1 {
+		t.Fatalf("%d runs", len(f.Runs))
+	}
+	r := &f.Runs[0]
+	if r.Referee == nil || r.Referee.Violations == 0 || r.Violations == 0 {
+		t.Errorf("referee %+v, violations %d: want double grants after a pause past the lease", r.Referee, r.Violations)
+	}
+	flt := clientFault(t, r, spec)
+	if !flt.Fired || flt.Error != "" || flt.Node != "gen1" || flt.Addr != fmt.Sprintf("pid %d", pid) || flt.LastedS < 1.2 || flt.FiredS < 1 {
+		t.Errorf("fault %+v; want gen1 (pid %d) stopped at 1s for 1.2s", flt, pid)
+	}
+	if r.Fleet == nil || len(r.Fleet.Lost) != 0 || !r.Complete {
+		t.Errorf("fleet %+v, complete %v (%s): want both processes' results", r.Fleet, r.Complete, r.Incomplete)
+	}
+	if !strings.Contains(stdout, "pause-client:gen1@1s+1200ms  gen1 pid") {
+		t.Errorf("the faults table does not show the pause:\n%s", stdout)
+	}
+	assertNoOrphans(t, errb.String(), 2)
+	assertServerGone(t, errb.String())
+}
+
+// A stall of a generator process of --procs: gen2's workers holding a lock at 500 ms keep it,
+// while gen2's watchdog goes on renewing it, so nobody else is granted it and mutual exclusion
+// holds (exit 0). The stall comes back from gen2 in the merged result, with the holders it kept.
+func TestStallGeneratorProcess(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	const spec = "stall:gen2@500ms+1s"
+	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore:watchdog=300ms", "--keys", "16", "--concurrency", "8",
+		"--hold", "5ms", "--duration", "2s", "--warmup", "200ms", "--referee", "native", "--fault", spec, "--out", dir)
+	code, stdout := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
+	}
+	r := &readResult(t, dir).Runs[0]
+	flt := clientFault(t, r, spec)
+	if !flt.Fired || flt.Error != "" || flt.Node != "gen2" || flt.StalledWorkers == nil || *flt.StalledWorkers < 1 || flt.LastedS != 1 {
+		t.Errorf("fault %+v; want gen2's stall fired, holders kept for 1s", flt)
+	}
+	if r.Violations != 0 || r.Referee == nil || r.Referee.Violations != 0 {
+		t.Errorf("violations %d, referee %+v: want none with the watchdog running through the stall", r.Violations, r.Referee)
+	}
+	// The stalled holders' cycles lasted through the stall.
+	if r.CycleLatencyUS.Max < 900_000 {
+		t.Errorf("longest cycle %.0fus; want one through the 1s stall", r.CycleLatencyUS.Max)
+	}
+	assertNoOrphans(t, errb.String(), 2)
+}
+
+// Ctrl-C while a generator process is stopped by pause-client: lockbench resumes it, so that it
+// handles the interrupt and writes what it measured (no process is lost, none killed after the
+// grace), exits 130, and leaves no process, stopped or not.
+func TestCtrlCDuringClientPause(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	const spec = "pause-client:gen2@200ms+15s"
+	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore", "--keys", "4", "--concurrency", "2",
+		"--duration", "20s", "--warmup", "0s", "--fault", spec, "--out", dir)
+	pid := procPid(t, errb, 1)
+	for deadline := time.Now().Add(30 * time.Second); procState(pid) != "T"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			t.Fatalf("generator 2 (pid %d) was not stopped (state %q):\n%s", pid, procState(pid), errb)
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := finish(t, cmd, errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
+	}
+	if st := procState(pid); st != "" {
+		t.Errorf("generator 2 (pid %d) still there, state %s", pid, st)
+	}
+	r := &readResult(t, dir).Runs[0]
+	if r.Fleet == nil || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 || strings.Contains(errb.String(), "was killed") {
+		t.Errorf("fleet %+v: want both processes' results, none killed:\n%s", r.Fleet, errb)
+	}
+	flt := clientFault(t, r, spec)
+	if !flt.Fired || flt.Error != "" || flt.LastedS >= 15 {
+		t.Errorf("fault %+v; want the pause fired and cut short by the interrupt", flt)
+	}
+	assertNoOrphans(t, errb.String(), 2)
+	assertServerGone(t, errb.String())
+}
+
+// containerPaused reports whether the container called name is paused.
+func containerPaused(t *testing.T, name string) bool {
+	t.Helper()
+	cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	res, err := cli.ContainerInspect(context.Background(), name, client.ContainerInspectOptions{})
+	if err != nil {
+		return false // not created yet, or gone
+	}
+	return res.Container.State != nil && res.Container.State.Paused
+}
+
+// pause-client on a generator container is docker pause; Ctrl-C during it unpauses the
+// container, which then handles the interrupt and hands back what it measured, and every
+// container and network is removed.
+func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
+	lbImage := generatorstest.Image(t)
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	const spec = "pause-client:gen2@200ms+20s"
+	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
+		"--driver", "lockcore", "--keys", "4", "--concurrency", "2", "--duration", "30s", "--warmup", "0s",
+		"--fault", spec, "--out", dir)
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { removeLeft(pid) })
+	named := regexp.MustCompile(`(?m)^generator 1: container (\S+)$`)
+	var name string
+	for deadline := time.Now().Add(2 * time.Minute); name == "" || !containerPaused(t, name); time.Sleep(50 * time.Millisecond) {
+		if m := named.FindStringSubmatch(errb.String()); m != nil {
+			name = m[1]
+		}
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			t.Fatalf("generator 2 (container %q) was not paused:\n%s", name, errb)
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code, _ := finish(t, cmd, errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
+	}
+	assertNothingLeft(t, pid)
+	r := &readResult(t, dir).Runs[0]
+	if r.Fleet == nil || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 {
+		t.Errorf("fleet %+v: want both generators' results, the paused one's too", r.Fleet)
+	}
+	flt := clientFault(t, r, spec)
+	if !flt.Fired || flt.Error != "" || flt.Addr != name || flt.LastedS >= 20 {
+		t.Errorf("fault %+v; want %s paused, cut short by the interrupt", flt, name)
+	}
+}
+
+// A run's faults are recorded in the order given: a scheduled fault from its event, a stall from
+// the account the generator's workload gave of it (with the spec as the user wrote it), a stall
+// whose generator left none as failed, and one the phase never reached as not fired.
+func TestFaultRunRecordsInOrder(t *testing.T) {
+	var fs []faults.Fault
+	for _, s := range []string{"stall:gen1@1s+1s", "pause-client:gen2@500ms+1s", "stall:gen2@3s+1s", "stall:proc1@4s+500ms"} {
+		f, err := faults.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	fr := &faultRun{faults: fs, events: make([]faults.Event, len(fs))}
+	fr.events[1] = faults.Event{Fault: fs[1], Addr: "pid 42", Fired: true, FiredAt: 500 * time.Millisecond, Lasted: time.Second}
+	two := int64(2)
+	run := results.Run{Faults: []results.Fault{ // as the workloads of gen1 recorded them
+		{Spec: "stall:gen1@4s+500ms", Action: "stall", Node: "gen1", AtS: 4, ForS: 0.5},
+		{Spec: "stall:gen1@1s+1s", Action: "stall", Node: "gen1", AtS: 1, ForS: 1, Fired: true, FiredS: 1, LastedS: 1, StalledWorkers: &two},
+	}}
+	fr.record(&run)
+	got := run.Faults
+	if len(got) != 4 {
+		t.Fatalf("faults %+v; want 4", got)
+	}
+	if got[0].Spec != "stall:gen1@1s+1s" || !got[0].Fired || got[0].StalledWorkers == nil || *got[0].StalledWorkers != 2 {
+		t.Errorf("first %+v; want gen1's stall as its workload recorded it", got[0])
+	}
+	if got[1].Action != "pause-client" || got[1].Addr != "pid 42" || !got[1].Fired || got[1].LastedS != 1 {
+		t.Errorf("second %+v; want the pause's event", got[1])
+	}
+	if got[2].Spec != "stall:gen2@3s+1s" || got[2].Fired || !strings.Contains(got[2].Error, "gen2 left no result") {
+		t.Errorf("third %+v; want gen2's stall without an account, failed", got[2])
+	}
+	if got[3].Spec != "stall:proc1@4s+500ms" || got[3].Fired || got[3].Error != faults.ErrNotFired.Error() {
+		t.Errorf("fourth %+v; want the stall the phase did not reach, as written, not fired", got[3])
+	}
+}
+
+// With --procs 1 the stall is carried out by lockbench's own workload (gen1): it fires, keeps
+// holders, and with the watchdog running mutual exclusion holds (exit 0).
+func TestStallInOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	const spec = "stall:gen1@300ms+800ms"
+	cmd := lockbench(t, errb, "run", "--driver", "lockcore:watchdog=300ms", "--keys", "4", "--concurrency", "8",
+		"--hold", "5ms", "--duration", "1500ms", "--warmup", "0s", "--fault", spec, "--out", dir)
+	code, stdout := finish(t, cmd, errb)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
+	}
+	r := &readResult(t, dir).Runs[0]
+	flt := clientFault(t, r, spec)
+	if !flt.Fired || flt.Error != "" || flt.StalledWorkers == nil || *flt.StalledWorkers < 1 || r.Violations != 0 {
+		t.Errorf("fault %+v, violations %d; want the stall fired, holders kept, no violations", flt, r.Violations)
+	}
+	if !strings.Contains(stdout, "holders stalled") {
+		t.Errorf("the faults table does not show the stall:\n%s", stdout)
+	}
+}

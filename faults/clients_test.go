@@ -1,0 +1,103 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClients records what a schedule asks of the generator processes of a run of n.
+type fakeClients struct {
+	n      int
+	mu     sync.Mutex
+	calls  []string
+	paused map[int]bool
+}
+
+var _ Clients = (*fakeClients)(nil)
+
+func (c *fakeClients) Name(gen int) (string, error) {
+	if gen > c.n {
+		return "", fmt.Errorf("no generator %d", gen)
+	}
+	return fmt.Sprintf("pid %d", 1000+gen), nil
+}
+
+func (c *fakeClients) Pause(_ context.Context, gen int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf("pause %d", gen))
+	if c.paused == nil {
+		c.paused = map[int]bool{}
+	}
+	c.paused[gen] = true
+	return nil
+}
+
+func (c *fakeClients) Resume(_ context.Context, gen int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf("resume %d", gen))
+	delete(c.paused, gen)
+	return nil
+}
+
+// A client pause stops its generator at AT and resumes it FOR later; one whose time is not up
+// when the phase ends is resumed then. Either way nothing is left paused, and the events say
+// which process was acted on.
+func TestScheduleClientPause(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		phase  time.Duration
+		lasted time.Duration // at least
+		cut    bool          // the phase ends before the pause's time is up
+	}{
+		{"resumed on time", time.Second, 100 * time.Millisecond, false},
+		{"resumed as the phase ends", 80 * time.Millisecond, 50 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pause, _ := Parse("pause-client:gen2@30ms+100ms")
+			c := &fakeClients{n: 2}
+			s := &Schedule{Faults: []Fault{pause}, Clients: c}
+			start := time.Now()
+			ctx, cancel := context.WithDeadline(context.Background(), start.Add(tc.phase))
+			defer cancel()
+			events := s.Run(ctx, start)
+			ev := events[0]
+			if !ev.Fired || ev.Err != nil || ev.Addr != "pid 1002" {
+				t.Fatalf("event %+v; want fired on pid 1002 without error", ev)
+			}
+			if ev.Lasted < tc.lasted || tc.cut && ev.Lasted >= pause.For {
+				t.Errorf("lasted %v; want at least %v (cut short: %v)", ev.Lasted, tc.lasted, tc.cut)
+			}
+			if want := []string{"pause 2", "resume 2"}; !slices.Equal(c.calls, want) || len(c.paused) > 0 {
+				t.Errorf("calls %v, still paused %v; want %v and nothing paused", c.calls, c.paused, want)
+			}
+		})
+	}
+}
+
+// A generator that does not exist, or a schedule without Clients, fails the fault without
+// pausing anything; a stall is never carried out by a schedule.
+func TestScheduleClientFaultFails(t *testing.T) {
+	gen3, _ := Parse("pause-client:gen3@0s+10ms")
+	stall, _ := Parse("stall:gen1@0s+10ms")
+	c := &fakeClients{n: 2}
+	events := (&Schedule{Faults: []Fault{gen3, stall}, Clients: c}).Run(context.Background(), time.Now())
+	if events[0].Err == nil || events[0].Fired {
+		t.Errorf("gen3 of 2: %+v; want an error, not fired", events[0])
+	}
+	if events[1].Err == nil {
+		t.Errorf("stall in a schedule: %+v; want an error", events[1])
+	}
+	if len(c.calls) > 0 {
+		t.Errorf("calls %v; want none", c.calls)
+	}
+	events = (&Schedule{Faults: []Fault{gen3}}).Run(context.Background(), time.Now())
+	if events[0].Err == nil {
+		t.Errorf("no Clients: %+v; want an error", events[0])
+	}
+}
