@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/scenario"
 )
 
 // The safety matrix's tests: each runs a column of the matrix (lockbench run --scenario NAME)
@@ -21,6 +22,10 @@ func runScenario(t *testing.T, name string, extra ...string) *results.File {
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, append([]string{"run", "--scenario", name, "--out", dir}, extra...)...)
 	code, out := finish(t, cmd, errb)
+	if sc, _ := scenario.Get(name); sc.Docker {
+		t.Cleanup(func() { removeLeft(cmd.Process.Pid) })
+		defer assertNothingLeft(t, cmd.Process.Pid)
+	}
 	if code != exitOK && code != exitFailure {
 		t.Fatalf("lockbench run --scenario %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, out, errb)
 	}
