@@ -47,6 +47,10 @@ type Scenario struct {
 	Args []string
 	// Docker says whether the scenario needs a Docker engine (--provider docker).
 	Docker bool
+	// PerDriver says the column takes one run per driver: its fault changes the deployment for
+	// good (an isolated master is replaced), so its --driver is the first row alone, and the
+	// matrix runs it once per row with --driver ROW.
+	PerDriver bool
 }
 
 // common are every scenario's flags: a referee that no fault reaches, the fenced resource on it,
@@ -95,7 +99,8 @@ var all = []Scenario{
 			"one is demoted and its writes are thrown away.",
 		Args: []string{"--topology=sentinel", "--provider=docker", "--image=lockbench/redis:local",
 			"--fault=isolate:master@2s+6s", "--duration=12s"},
-		Docker: true,
+		Docker:    true,
+		PerDriver: true,
 	},
 	{
 		Name:   "redlock-restart",
@@ -130,12 +135,25 @@ func Get(name string) (Scenario, error) {
 }
 
 // Flags returns the scenario's run flags in order: the common ones, the scenario's own, then
-// --driver with the matrix's rows (scenario arguments win over the common ones, as a later flag
-// does).
+// --driver with the matrix's rows, or the first row alone for a PerDriver scenario (scenario
+// arguments win over the common ones, as a later flag does).
 func (s Scenario) Flags() []string {
 	f := slices.Concat(common, s.Args)
+	if s.PerDriver {
+		return append(f, "--driver="+Drivers[0])
+	}
 	return append(f, "--driver="+strings.Join(Drivers, ","))
 }
 
-// Command is the command line that reproduces the column, for docs and results.
-func (s Scenario) Command() string { return "lockbench run --scenario " + s.Name }
+// Commands are the command lines that reproduce the column: one, or one per row for a
+// PerDriver scenario.
+func (s Scenario) Commands() []string {
+	if !s.PerDriver {
+		return []string{"lockbench run --scenario " + s.Name}
+	}
+	c := make([]string, len(Drivers))
+	for i, d := range Drivers {
+		c[i] = "lockbench run --scenario " + s.Name + " --driver " + d
+	}
+	return c
+}
