@@ -59,7 +59,7 @@ type Scenario struct {
 var common = []string{
 	"--referee=native",
 	"--resource=fenced",
-	"--keys=4",
+	"--keys=8",
 	"--concurrency=8",
 	"--hold=20ms",
 	"--warmup=500ms",
