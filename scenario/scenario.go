@@ -54,13 +54,14 @@ type Scenario struct {
 }
 
 // common are every scenario's flags: a referee that no fault reaches, the fenced resource on it,
-// a few hot keys so that a lock given up by a stalled holder is taken again at once, and holds
+// a few hot keys, always held, so that a fault finds holders in every process and a lock given
+// up by a stalled holder is taken again at once, and holds
 // long enough that a fault finds holders inside their critical sections.
 var common = []string{
 	"--referee=native",
 	"--resource=fenced",
 	"--keys=8",
-	"--concurrency=8",
+	"--concurrency=16",
 	"--hold=20ms",
 	"--warmup=500ms",
 }
