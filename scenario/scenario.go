@@ -54,9 +54,9 @@ type Scenario struct {
 }
 
 // common are every scenario's flags: a referee that no fault reaches, the fenced resource on it,
-// a few hot keys, always held, so that a fault finds holders in every process and a lock given
-// up by a stalled holder is taken again at once, and holds
-// long enough that a fault finds holders inside their critical sections.
+// and a few hot keys, always held, with holds long enough that a fault finds holders inside their
+// critical sections in every process, and a lock given up by a stalled holder is taken again at
+// once.
 var common = []string{
 	"--referee=native",
 	"--resource=fenced",
