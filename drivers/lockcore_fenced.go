@@ -11,15 +11,40 @@ import (
 // hash plus a token counter at redisson_lock_token:{name} that every grant increments in the
 // same script. Its workers are FencedWorkers. The counters have no TTL on purpose (a token must
 // never go back) and so stay in Redis after a run: one small key per lock name. It runs on
-// single, sentinel and cluster. It is safe for concurrent use.
-type LockcoreFencedDriver struct{}
+// single, sentinel and cluster. It takes lockcore's options (watchdog=, batch=, …). It is safe
+// for concurrent use.
+type LockcoreFencedDriver struct {
+	spec string
+	tune lockcoreTuning
+}
 
-var _ Driver = LockcoreFencedDriver{}
+var (
+	_ Driver       = LockcoreFencedDriver{}
+	_ Configurable = LockcoreFencedDriver{}
+)
 
 func init() { Register(LockcoreFencedDriver{}) }
 
 // Name implements Driver.
-func (LockcoreFencedDriver) Name() string { return "lockcore-fenced" }
+func (d LockcoreFencedDriver) Name() string {
+	if d.spec != "" {
+		return d.spec
+	}
+	return "lockcore-fenced"
+}
+
+// Options implements Configurable: lockcore's own, since the fenced lock runs on a lockcore
+// Client.
+func (LockcoreFencedDriver) Options() []Option { return lockcoreOptions }
+
+// Configure implements Configurable.
+func (d LockcoreFencedDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	lc, err := LockcoreDriver{}.Configure(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	return LockcoreFencedDriver{spec: spec, tune: lc.(LockcoreDriver).tune}, nil
+}
 
 // Kinds implements Driver.
 func (LockcoreFencedDriver) Kinds() Kind { return KindMutex | KindReentrant | KindFenced }
@@ -33,7 +58,7 @@ func (d LockcoreFencedDriver) Open(_ context.Context, cfg Config) (Locker, error
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
 	}
-	b, err := openLockcore(cfg, t, d.Name(), lockcoreTuning{})
+	b, err := openLockcore(cfg, t, d.Name(), d.tune)
 	if err != nil {
 		return nil, err
 	}

@@ -60,10 +60,7 @@ func (d NaiveDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("naive: %w", err)
 	}
-	lease := cfg.Lease
-	if lease <= 0 {
-		lease = NaiveDefaultLease
-	}
+	lease := leaseOr(d.tune.lease, cfg.Lease, NaiveDefaultLease)
 	return &naiveLocker{rdb: rdb, topology: t, lease: lease, pool: poolSize(cfg), prefix: uuid.NewString() + ":", tune: d.tune}, nil
 }
 

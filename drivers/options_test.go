@@ -35,6 +35,12 @@ func TestParseDriverOptions(t *testing.T) {
 		{"redisson:version=3.43", map[string]string{"profile": "Redisson 3.43", "unlock": "PX 13.5s", "replica_wait": "WAIT", "script_retries": "0"}},
 		{"redisson:version=3.43:pubsub_conns=2:channels_per_conn=3:subscribe_timeout=200ms:conns=8",
 			map[string]string{"pubsub": "3 channels per connection, up to 2 connections", "pool_size": "8 command connections"}},
+		{"naive:lease=1s", map[string]string{"lease": "1s (no renewal)"}},
+		{"redislock:lease=250ms:retries=0", map[string]string{"lease": "250ms (no renewal)", "max_retries": "0:"}},
+		{"redsync:lease=1s", map[string]string{"lease": "1s (no renewal)"}},
+		{"rueidislock:validity=1s", map[string]string{"validity": "1s renewed every 500ms"}},
+		{"redisson:watchdog=1s", map[string]string{"lease": "1s"}},
+		{"lockcore-fenced:watchdog=1s", map[string]string{"lease": "1s renewed by the watchdog every 333.3"}},
 		{"redisson-fair:fair_wait=5s", map[string]string{"fair_wait_time": "5s", "profile": "Redisson " + drivers.RedissonDefaultVersion}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
@@ -60,7 +66,9 @@ func TestParseDriverOptions(t *testing.T) {
 		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
 		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1",
 		"redisson:version=3.44", "redisson:version=", "redisson:pubsub_conns=0", "redisson:channels_per_conn=x", "redisson:conns=10001",
-		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0"} {
+		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0",
+		"naive:lease=1ms", "naive:lease=x", "redsync:lease=0s", "rueidislock:validity=2ms", "rueidislock:majority=2",
+		"redisson:watchdog=1ms", "lockcore-fenced:watchdog=x", "lockcore-fenced:nope=1"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

@@ -68,10 +68,7 @@ func (d RedislockDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redislock: %w", err)
 	}
-	lease := cfg.Lease
-	if lease <= 0 {
-		lease = RedislockDefaultLease
-	}
+	lease := leaseOr(d.tune.lease, cfg.Lease, RedislockDefaultLease)
 	retry := d.Retry
 	if retry <= 0 {
 		retry = RedislockDefaultRetry

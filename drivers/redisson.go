@@ -135,6 +135,9 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 	if err := checkNeeds(cfg, driver, kinds); err != nil {
 		return nil, err
 	}
+	if watchdogTimeout <= 0 {
+		watchdogTimeout = tune.watchdog
+	}
 	lease, watchdog := cfg.Lease, false
 	if lease <= 0 {
 		lease, watchdog = watchdogTimeout, true

@@ -106,6 +106,7 @@ type redissonTuning struct {
 	conns          int           // 0: RedissonCommandConnections
 	subTimeout     time.Duration // 0: RedissonSubscribeTimeout
 	fairWaitTimeMs int64         // 0: RedissonFairThreadWaitTime
+	watchdog       time.Duration // 0: the driver's WatchdogTimeout, else RedissonDefaultLease
 }
 
 var redissonOptions = []Option{
@@ -115,6 +116,7 @@ var redissonOptions = []Option{
 	{"conns", "connectionPoolSize: command connections, one command in flight each, 1 to 10000 (default " + strconv.Itoa(RedissonCommandConnections) + ")"},
 	{"subscribe_timeout", "subscriptionTimeout: how long a subscribe may wait for its lock, a free channel slot and the server's confirmation (default " + RedissonSubscribeTimeout.String() + ")"},
 	{"fair_wait", "RedissonFairLock threadWaitTime (redisson-fair; default " + RedissonFairThreadWaitTime.String() + ")"},
+	{"watchdog", "lockWatchdogTimeout: lease of locks taken without --lease, renewed every third of it (default " + RedissonDefaultLease.String() + "; at least 3ms)"},
 }
 
 // configureRedisson reads the redisson drivers' options.
@@ -144,6 +146,12 @@ func configureRedisson(driver, spec string, opts map[string]string) (redissonTun
 			t.perConn, err = count(k, v, 1000)
 		case "conns":
 			t.conns, err = count(k, v, 10000)
+		case "watchdog":
+			d, perr := time.ParseDuration(v)
+			if perr != nil || d < 3*time.Millisecond {
+				return t, bad(k, v, "want a duration of at least 3ms, e.g. 1s")
+			}
+			t.watchdog = d
 		case "subscribe_timeout", "fair_wait":
 			d, perr := time.ParseDuration(v)
 			if perr != nil || d < time.Millisecond {

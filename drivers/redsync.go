@@ -31,20 +31,48 @@ const (
 // pool per independent master, which is the RedLock algorithm; on single, sentinel and cluster one
 // pool. Each Lock call makes one redsync attempt per try (WithTries(1)) and retries every
 // RedsyncRetryDelay until its context ends, so that Lock blocks as the interface says.
-type RedsyncDriver struct{}
+// Its one option, lease=, gives it a lock expiry of its own.
+type RedsyncDriver struct {
+	spec  string
+	lease time.Duration // lease= option; 0: the run's --lease, else RedsyncDefaultLease
+}
 
-var _ Driver = RedsyncDriver{}
+var (
+	_ Driver       = RedsyncDriver{}
+	_ Configurable = RedsyncDriver{}
+)
 
 func init() { Register(RedsyncDriver{}) }
 
 // Name implements Driver.
-func (RedsyncDriver) Name() string { return "redsync" }
+func (d RedsyncDriver) Name() string {
+	if d.spec != "" {
+		return d.spec
+	}
+	return "redsync"
+}
+
+// Options implements Configurable.
+func (RedsyncDriver) Options() []Option { return []Option{leaseOption} }
+
+// Configure implements Configurable.
+func (RedsyncDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	d := RedsyncDriver{spec: spec}
+	if v, ok := opts["lease"]; ok {
+		l, err := parseLease("redsync", v)
+		if err != nil {
+			return nil, err
+		}
+		d.lease = l
+	}
+	return d, nil
+}
 
 // Kinds implements Driver.
 func (RedsyncDriver) Kinds() Kind { return KindMutex }
 
 // Open implements Driver. It runs on every topology.
-func (RedsyncDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
+func (d RedsyncDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	t, err := topology(cfg)
 	if err != nil {
 		return nil, err
@@ -64,10 +92,7 @@ func (RedsyncDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	for i, c := range clients {
 		pools[i] = goredis.NewPool(c)
 	}
-	lease := cfg.Lease
-	if lease <= 0 {
-		lease = RedsyncDefaultLease
-	}
+	lease := leaseOr(d.lease, cfg.Lease, RedsyncDefaultLease)
 	return &redsyncLocker{
 		rs:       redsync.New(pools...),
 		clients:  clients,

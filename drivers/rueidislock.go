@@ -24,14 +24,42 @@ type RueidislockDriver struct {
 	// KeyMajority is how many of KeyMajority*2-1 keys must be acquired. Zero means
 	// RueidislockDefaultKeyMajority.
 	KeyMajority int32
+	spec        string
+	validity    time.Duration // validity= option; 0: the run's --lease
 }
 
-var _ Driver = RueidislockDriver{}
+var (
+	_ Driver       = RueidislockDriver{}
+	_ Configurable = RueidislockDriver{}
+)
 
 func init() { Register(RueidislockDriver{}) }
 
 // Name implements Driver.
-func (RueidislockDriver) Name() string { return "rueidislock" }
+func (d RueidislockDriver) Name() string {
+	if d.spec != "" {
+		return d.spec
+	}
+	return "rueidislock"
+}
+
+// Options implements Configurable.
+func (RueidislockDriver) Options() []Option {
+	return []Option{{"validity", "KeyValidity: the keys' lease, renewed every half of it, over --lease (default rueidislock's " + rueidislockDefaultValidity.String() + "; at least 3ms)"}}
+}
+
+// Configure implements Configurable.
+func (d RueidislockDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	d.spec = spec
+	if v, ok := opts["validity"]; ok {
+		l, err := time.ParseDuration(v)
+		if err != nil || l < 3*time.Millisecond {
+			return nil, fmt.Errorf("%w: rueidislock option validity=%s: want a duration of at least 3ms, e.g. 1s", ErrBadOption, v)
+		}
+		d.validity = l
+	}
+	return d, nil
+}
 
 // Kinds implements Driver.
 func (RueidislockDriver) Kinds() Kind { return KindMutex }
@@ -48,14 +76,15 @@ func (d RueidislockDriver) Open(ctx context.Context, cfg Config) (Locker, error)
 	if err != nil {
 		return nil, err
 	}
-	l := &rueidislockLocker{topology: t, majority: d.KeyMajority, validity: cfg.Lease, holds: map[*rueidisHold]struct{}{}}
+	validity := leaseOr(d.validity, cfg.Lease, 0)
+	l := &rueidislockLocker{topology: t, majority: d.KeyMajority, validity: validity, holds: map[*rueidisHold]struct{}{}}
 	if l.majority <= 0 {
 		l.majority = RueidislockDefaultKeyMajority
 	}
 	l.rl, err = rueidislock.NewLocker(rueidislock.LockerOption{
 		ClientOption: ro,
 		KeyMajority:  l.majority,
-		KeyValidity:  cfg.Lease,
+		KeyValidity:  validity,
 		// NOLOOP tracking (Redis >= 7.0.5) would spare the client invalidations of its own
 		// writes, but then a waiter in this process is never woken when an attempt that timed
 		// out (TryNextAfter, 20 ms) had in fact set the key and rueidislock deletes it again on

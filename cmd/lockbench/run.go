@@ -147,6 +147,7 @@ type runFlags struct {
 	resource   resourceFlags  // --resource (run_resource.go)
 	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
 	flagsOnly bool
+	scenario  string // --scenario (run_scenario.go)
 }
 
 func parseRunFlags(args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
@@ -219,6 +220,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if c.name == cmdRun {
 		f.gens.add(fs)
 		addFaultFlags(fs, &f.faultFlags)
+		addScenarioFlag(fs, &f.scenario)
 	}
 	f.metrics.add(fs, c.name)
 	if c.name == cmdRun || c.name == cmdSweep {
@@ -243,6 +245,15 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if f.scenario != "" {
+		var w io.Writer = stderr
+		if f.flagsOnly {
+			w = nil
+		}
+		if err := applyScenario(fs, f.scenario, w); err != nil {
+			return bad("%v", err)
+		}
 	}
 	// Zero means "default" inside workloads.Config; on the command line it is a mistake.
 	if f.cfg.Concurrency < 1 {
