@@ -25,6 +25,7 @@ func TestParseDriverOptions(t *testing.T) {
 		{"lockcore:batch=0", map[string]string{"batch": "off"}},
 		{"lockcore:batch=on", map[string]string{"batch": "on", "batch_in_flight": "1", "max_flush_delay": "20µs"}},
 		{"lockcore:inflight=3", map[string]string{"batch_in_flight": "3"}},
+		{"lockcore:maxbatch=16:inflight=4", map[string]string{"batch_in_flight": "4", "batch_max": "16 operations"}},
 		{"lockcore:flush=0", map[string]string{"max_flush_delay": "0s"}},
 		{"lockcore:flush=50us", map[string]string{"max_flush_delay": "50µs"}},
 		{"naive", map[string]string{"max_retries": "3 (go-redis default)"}},
@@ -57,7 +58,7 @@ func TestParseDriverOptions(t *testing.T) {
 	for _, bad := range []string{"lockcore:handoff=-1", "lockcore:nope=1", "lockcore:handoff", "lockcore:=1", "lockcore:yield=-1ms",
 		"lockcore:handoff_window=0s", "lockcore:handoff_window=10s",
 		"lockcore:watchdog=1s:handoff_window=300ms", "lockcore:queue=2", "lockcore:batch=2", "naive:handoff=0",
-		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
+		"lockcore:inflight=0", "lockcore:inflight=65", "lockcore:maxbatch=1", "lockcore:maxbatch=129", "lockcore:inflight=x", "lockcore:flush=-1us", "lockcore:flush=2ms", "lockcore:flush=soon",
 		"naive:retries=11", "naive:retries=x", "redislock:retries=-1", "redsync:retries=1", "lockcore:handoff=1:handoff=1",
 		"redisson:version=3.44", "redisson:version=", "redisson:pubsub_conns=0", "redisson:channels_per_conn=x", "redisson:conns=10001",
 		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0"} {

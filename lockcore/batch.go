@@ -26,8 +26,8 @@ import (
 // sent, an operation runs to its reply, as a single call does (see Mutex.try).
 
 const (
-	// maxBatch bounds the operations of one batchScript call, and so how long one call holds the
-	// server (every operation is a handful of hash commands).
+	// maxBatch bounds the operations of one batchScript call (Options.MaxBatch at most), and so
+	// how long one call holds the server (every operation is a handful of hash commands).
 	maxBatch = 128
 )
 
@@ -182,7 +182,7 @@ func (c *Client) finish(g *batchGroup) {
 		return
 	}
 	b := batchPool.Get().(*opBatch)
-	n := min(len(g.queue), maxBatch)
+	n := min(len(g.queue), c.opt.MaxBatch)
 	b.ops = append(b.ops[:0], g.queue[:n]...)
 	rest := copy(g.queue, g.queue[n:])
 	clear(g.queue[rest:])

@@ -66,6 +66,10 @@ type Options struct {
 	// replies of another are read and the next gathers. Default DefaultBatchInFlight; at most
 	// 64. Ignored with NoBatch.
 	BatchInFlight int
+	// MaxBatch bounds the operations of one batch script call. Smaller batches with more of them
+	// in flight (BatchInFlight) keep Redis fed while the client reads replies; larger ones cost
+	// Redis less per operation. Default 128, the most; ignored with NoBatch.
+	MaxBatch int
 
 	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
 	// own attempts in Redis, and a releaser that asks again competes with the woken waiter, as
@@ -134,6 +138,12 @@ func (o *Options) fill() error {
 	}
 	if o.BatchInFlight < 0 || o.BatchInFlight > 64 {
 		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.BatchInFlight)
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = maxBatch
+	}
+	if o.MaxBatch < 2 || o.MaxBatch > maxBatch {
+		return fmt.Errorf("lockcore: MaxBatch %d must be 2 to %d", o.MaxBatch, maxBatch)
 	}
 	return nil
 }
