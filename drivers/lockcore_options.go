@@ -15,6 +15,7 @@ type lockcoreTuning struct {
 	noQueue       bool
 	noBatch       bool          // lockcore.Options.NoBatch
 	inFlight      int           // lockcore.Options.BatchInFlight
+	maxBatch      int           // lockcore.Options.MaxBatch
 	flushDelay    time.Duration // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
 	handoffLimit  int           // lockcore.Options.HandoffLimit: 0 default, negative strict
 	handoffWindow time.Duration // 0 default
@@ -33,7 +34,8 @@ var lockcoreOptions = []Option{
 		lockcore.DefaultLeaseTime.String() + "; e.g. 1s with --workload longhold --hold 3s)"},
 	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
 	{"flush", "rueidis MaxFlushDelay: how long the pipeline waits to gather more commands into one write; 0: write at once (default " + lockcore.DefaultMaxFlushDelay.String() + ")"},
-	{"inflight", "script calls of one batch group in flight at once before operations queue for the next batch, 1 to 64 (default " + strconv.Itoa(lockcore.DefaultBatchInFlight) + ")"},
+	{"maxbatch", "most lock and unlock operations in one batch script call, 2 to 128 (default " + strconv.Itoa(lockcore.DefaultMaxBatch) + ")"},
+	{"inflight", "the earlier batching: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns, 1 to 64 (default: batches gather, leaving when the client has run out of other work)"},
 }
 
 // Options implements Configurable.
@@ -96,6 +98,10 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			if f == 0 {
 				t.flushDelay = -1
 			}
+		case "maxbatch":
+			if t.maxBatch, err = strconv.Atoi(v); err != nil || t.maxBatch < 2 || t.maxBatch > 128 {
+				err = fmt.Errorf("want a whole number from 2 to 128")
+			}
 		case "inflight":
 			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 1 || t.inFlight > 64 {
 				err = fmt.Errorf("want a whole number from 1 to 64")
@@ -148,6 +154,7 @@ func (t lockcoreTuning) apply(opt *lockcore.Options) {
 	opt.NoLocalQueue = t.noQueue
 	opt.NoBatch = t.noBatch
 	opt.BatchInFlight = t.inFlight
+	opt.MaxBatch = t.maxBatch
 	opt.Redis.MaxFlushDelay = t.flushDelay
 	opt.HandoffLimit = t.handoffLimit
 	opt.HandoffWindow = t.handoffWindow
@@ -171,12 +178,17 @@ func (t lockcoreTuning) describe(s map[string]string) {
 	if t.noBatch {
 		s["batch"] = "off: one script call per lock and unlock"
 	} else {
-		s["batch"] = "on: lock and unlock scripts issued while a call is in flight go out as one script call (per hash slot on a cluster)"
-		n := t.inFlight
-		if n == 0 {
-			n = lockcore.DefaultBatchInFlight
+		s["batch"] = "on: lock and unlock scripts issued together go out as one script call (per hash slot on a cluster)"
+		if t.inFlight == 0 {
+			s["batch_send"] = "gather: a batch leaves when the client has run out of other work (one yield), whatever is in flight"
+		} else {
+			s["batch_send"] = "when a call returns, with at most " + strconv.Itoa(t.inFlight) + " in flight"
 		}
-		s["batch_in_flight"] = strconv.Itoa(n)
+		m := t.maxBatch
+		if m == 0 {
+			m = lockcore.DefaultMaxBatch
+		}
+		s["batch_max"] = strconv.Itoa(m) + " operations per script call"
 	}
 	if t.noQueue {
 		s["local_queue"] = "off: every goroutine attempts in Redis on its own"

@@ -51,11 +51,12 @@ func (c *Client) queued() int {
 	return len(g.queue)
 }
 
-// Operations queued behind a call in flight go out as one script call, and each caller gets its
-// own answer: a grant, a lock taken by another client, an unlock by a non-owner.
+// In the earlier mode (BatchInFlight 1), operations queued behind a call in flight go out as one
+// script call, and each caller gets its own answer: a grant, a lock taken by another client, an
+// unlock by a non-owner.
 func TestBatchDemultiplexesResults(t *testing.T) {
 	e := newEnv(t)
-	c, gc := gatedClient(t, e, Options{})
+	c, gc := gatedClient(t, e, Options{BatchInFlight: 1})
 	other := e.client(t, Options{})
 	ctx := ctxT(t, 20*time.Second)
 	const n = 24
@@ -150,7 +151,7 @@ func TestBatchDemultiplexesResults(t *testing.T) {
 // error and never reaches Redis; the lock stays free and the local queue moves on.
 func TestBatchQueuedAttemptCanceled(t *testing.T) {
 	e := newEnv(t)
-	c, gc := gatedClient(t, e, Options{})
+	c, gc := gatedClient(t, e, Options{BatchInFlight: 1})
 	ctx := ctxT(t, 20*time.Second)
 	gc.armed.Store(true)
 	firstOwner := c.NewOwner()
@@ -381,13 +382,13 @@ func TestBatchInFlightBound(t *testing.T) {
 }
 
 func TestBatchInFlightOption(t *testing.T) {
-	for n, want := range map[int]int{0: DefaultBatchInFlight, 1: 1, 64: 64, -1: -1, 65: -1} {
+	for n, want := range map[int]int{0: 0, 1: 1, 64: 64, -1: -1, 65: -1} {
 		o := Options{BatchInFlight: n}
 		err := o.fill()
 		switch {
 		case want < 0 && err == nil:
 			t.Errorf("BatchInFlight %d accepted; want an error", n)
-		case want > 0 && (err != nil || o.BatchInFlight != want):
+		case want >= 0 && (err != nil || o.BatchInFlight != want):
 			t.Errorf("BatchInFlight %d: %d, %v; want %d", n, o.BatchInFlight, err, want)
 		}
 	}

@@ -29,9 +29,10 @@ const (
 	// DefaultHandoffYield is how long a Client's next local waiter holds back after a release that
 	// left the lock free for other clients (see Options.HandoffYield).
 	DefaultHandoffYield = 2 * time.Millisecond
-	// DefaultBatchInFlight is how many script calls of one batch group may be in flight at once
-	// (see Options.BatchInFlight).
-	DefaultBatchInFlight = 1
+	// DefaultMaxBatch bounds the operations of one batch script call (see Options.MaxBatch): on
+	// W1 (64 workers) calls of 16 or 32 beat 48 and more by 5–15%, since two calls in a burst
+	// let Redis start on the first while the client writes the second; 32 costs Redis less.
+	DefaultMaxBatch = 32
 )
 
 // Options configure a Client. The zero value of every field means its default.
@@ -57,15 +58,18 @@ type Options struct {
 	PubSub PubSubMode
 
 	// NoBatch turns auto-batching off: every Mutex lock attempt and release is its own script
-	// call, however many goroutines issue them at once. By default, operations issued while a
-	// call of the same batch group (the Client on one server, one hash slot on a cluster) is in
-	// flight queue, and go out together as one script call when it returns (see batch.go).
+	// call, however many goroutines issue them at once. By default, operations issued together
+	// go out together as one script call (see batch.go).
 	NoBatch bool
-	// BatchInFlight is how many script calls of one batch group may be in flight at once before
-	// operations queue for the next batch: with more than one, Redis runs one batch while the
-	// replies of another are read and the next gathers. Default DefaultBatchInFlight; at most
-	// 64. Ignored with NoBatch.
+	// BatchInFlight chooses when a batch leaves. 0, the default: batches gather — an operation
+	// that finds no batch gathering yields the processor once, then sends everything queued
+	// meanwhile, whatever is in flight. 1 to 64, the earlier mode: an operation goes out at once
+	// while fewer than BatchInFlight calls of its batch group are in flight, and otherwise queues
+	// for the next batch, which leaves when a call returns. Ignored with NoBatch.
 	BatchInFlight int
+	// MaxBatch bounds the operations of one batch script call: more queued go out as several
+	// calls. Default DefaultMaxBatch; 2 to 128. Ignored with NoBatch.
+	MaxBatch int
 
 	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
 	// own attempts in Redis, and a releaser that asks again competes with the woken waiter, as
@@ -129,11 +133,14 @@ func (o *Options) fill() error {
 	if o.HandoffYield == 0 {
 		o.HandoffYield = DefaultHandoffYield
 	}
-	if o.BatchInFlight == 0 {
-		o.BatchInFlight = DefaultBatchInFlight
-	}
 	if o.BatchInFlight < 0 || o.BatchInFlight > 64 {
 		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.BatchInFlight)
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxBatch < 2 || o.MaxBatch > maxBatch {
+		return fmt.Errorf("lockcore: MaxBatch %d must be 2 to %d", o.MaxBatch, maxBatch)
 	}
 	return nil
 }

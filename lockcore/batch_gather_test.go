@@ -1,0 +1,172 @@
+package lockcore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// holdGathering makes c's batch group look as if a leader were yielding: operations queue and
+// wait, and none leads, until release hands the queue out as takeQueue does after the yield.
+func holdGathering(c *Client) (release func()) {
+	g := &c.batch.one
+	g.mu.Lock()
+	g.gathering = true
+	g.mu.Unlock()
+	return func() { c.takeQueue(g, nil) }
+}
+
+// When batches gather (the default), the operations queued while a leader yields go out in calls
+// of at most MaxBatch, each sent by its first operation, and every caller gets its own answer: a
+// grant, a lock another client holds, an unlock by a non-owner.
+func TestGatherDemultiplexesResults(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{MaxBatch: 16})
+	other := e.client(t, Options{})
+	ctx := ctxT(t, 20*time.Second)
+	const n = 24
+	holder := other.NewOwner()
+	for i := range n {
+		if i%3 == 0 {
+			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Lock(ctx, holder); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	release := holdGathering(c)
+	type result struct {
+		ok  bool
+		err error
+	}
+	results := make([]chan result, n)
+	owners := make([]Owner, n)
+	for i := range n {
+		results[i] = make(chan result, 1)
+		owners[i] = c.NewOwner()
+		go func() {
+			var r result
+			switch i % 3 {
+			case 0:
+				r.ok, r.err = c.Mutex(fmt.Sprintf("taken:%d", i)).TryLock(ctx, owners[i], 0, 0)
+			case 1:
+				r.err = c.Mutex(fmt.Sprintf("free:%d", i)).Lock(ctx, owners[i])
+				r.ok = r.err == nil
+			case 2:
+				r.err = c.Mutex(fmt.Sprintf("never:%d", i)).Unlock(ctx, owners[i])
+			}
+			results[i] <- r
+		}()
+	}
+	waitFor(t, func() bool { return c.queued() == n })
+	before := c.Stats()
+	release()
+	for i := range n {
+		r := <-results[i]
+		switch i % 3 {
+		case 0:
+			if r.ok || r.err != nil {
+				t.Errorf("TryLock of a lock another client holds = %v, %v; want false, nil", r.ok, r.err)
+			}
+		case 1:
+			if !r.ok {
+				t.Errorf("Lock of a free lock: %v", r.err)
+			} else if got := e.int(t, "HGET", fmt.Sprintf("free:%d", i), owners[i].Field()); got != 1 {
+				t.Errorf("free:%d hold count %d, want 1", i, got)
+			}
+		case 2:
+			if !errors.Is(r.err, ErrNotOwner) {
+				t.Errorf("Unlock by a non-owner = %v, want ErrNotOwner", r.err)
+			}
+		}
+	}
+	s := c.Stats()
+	if s.Batches-before.Batches != 2 || s.BatchedOps-before.BatchedOps != n {
+		t.Errorf("%d batches carrying %d operations; want the %d queued in 2 calls of at most 16", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
+	}
+	if c.queued() != 0 {
+		t.Errorf("%d operations left in the queue", c.queued())
+	}
+	for i := range n {
+		if i%3 == 1 {
+			if err := c.Mutex(fmt.Sprintf("free:%d", i)).Unlock(ctx, owners[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 == 0 {
+			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Unlock(ctx, holder); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.assertNoKeys(t)
+}
+
+// A lock attempt whose ctx ends while it waits for the gathering leader leaves the queue at once
+// with ctx's error and never reaches Redis; the next operation leads a batch of its own.
+func TestGatherQueuedAttemptCanceled(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 20*time.Second)
+	release := holdGathering(c)
+	cctx, cancel := context.WithCancel(ctx)
+	victim := make(chan error, 1)
+	go func() { victim <- c.Mutex("victim").Lock(cctx, c.NewOwner()) }()
+	waitFor(t, func() bool { return c.queued() == 1 })
+	cancel()
+	if err := <-victim; !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled queued Lock = %v, want context.Canceled", err)
+	}
+	if q := c.queued(); q != 0 {
+		t.Fatalf("%d operations still queued after the cancel", q)
+	}
+	release()
+	if n := e.int(t, "EXISTS", "victim"); n != 0 {
+		t.Fatalf("the canceled attempt reached Redis: victim exists")
+	}
+	o := c.NewOwner()
+	if err := c.Mutex("after").Lock(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mutex("after").Unlock(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+// Many goroutines at once on a gathering Client: every lock is granted to exactly its caller and
+// released, with batches carrying more than one operation, under the race detector.
+func TestGatherConcurrentOwners(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 30*time.Second)
+	const workers, rounds = 48, 40
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			o := c.NewOwner()
+			for r := range rounds {
+				m := c.Mutex(fmt.Sprintf("g:%d", (w*rounds+r)%64))
+				if err := m.Lock(ctx, o); err != nil {
+					errs <- err
+					return
+				}
+				if err := m.Unlock(ctx, o); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := c.Stats(); s.Batches == 0 {
+		t.Errorf("no batch of more than one operation in %d concurrent lock/unlock pairs: %+v", workers*rounds, s)
+	}
+	e.assertNoKeys(t)
+}
