@@ -3,7 +3,8 @@
 # docs/safety-matrix.md) and prints the matrix as a Markdown table: one row per driver, one
 # column per scenario, each cell "double grants / corrupt writes / stale writes rejected" as the
 # referee and the fenced resource counted them; "n/a" where the driver does not run on the
-# scenario's topology. The partition column needs a Docker engine and the local Redis image
+# scenario's topology; "(no holder stalled)" where a stall found nobody holding a lock in the
+# stalled process, so that the cell shows nothing about it. The partition column needs a Docker engine and the local Redis image
 # (lockbench image build); without one it is skipped. About 4 minutes on a 2-core machine.
 #
 #   bash scripts/safety-matrix.sh                        # every column; results in results/safety
@@ -66,7 +67,9 @@ done
 			cell=$(jq -rs --arg d "$d" '[.[].runs[] | select(.driver == $d)] | if length == 0 then "n/a" else
 				(map(.referee.violations // .violations) | add | tostring) + " / " +
 				(map(.resource.corrupt_writes // 0) | add | tostring) + " / " +
-				(map(.resource.stale_rejected // 0) | add | tostring) end' "$out/$s"/*.json)
+				(map(.resource.stale_rejected // 0) | add | tostring) +
+				([.[].faults[]? | select(.spec | startswith("stall")) | .stalled_workers // 0] |
+					if length > 0 and add == 0 then " (no holder stalled)" else "" end) end' "$out/$s"/*.json)
 			printf ' %s |' "$cell"
 		done
 		printf '\n'

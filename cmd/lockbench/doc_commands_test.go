@@ -43,7 +43,7 @@ var docPlaceholders = map[string]string{
 	"DRIVER": "lockcore", "DRIVERS": "lockcore,naive", "WORKLOAD": "contention",
 	"RATE": "1000", "SLO": "p99=2ms", "COMMAND": "run", "TOPIC": "run", "IMAGE": "lockbench/redis:local",
 	"D": "lockcore", "FILES": "result.json", "TEXT": "title", "METRICS-ADDR": "127.0.0.1:9464",
-	"THRESHOLD": "violations==0",
+	"THRESHOLD": "violations==0", "SCENARIO": "stall-over-lease",
 }
 
 // docVarValues are the values of shell variables a code block sets from a command's output

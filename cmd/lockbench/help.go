@@ -49,6 +49,7 @@ var helpTopics = []helpTopic{
 	{"lockcore", "docs/lockcore.md", "Using lockcore as a library", "lockcore's Go API and the Redisson lock each kind speaks"},
 	{"findings", "docs/findings.md", "Findings: what lockbench measured", "the measured tables: libraries side by side, the hot lock, latency, Redisson releases, capacity"},
 	{"resource", "docs/protected-resource.md", "The protected resource (`--resource`)", "--resource fenced|plain: what holders write behind the lock, corrupt and stale writes"},
+	{"safety-matrix", "docs/safety-matrix.md", "The safety matrix: what each lock protects when a holder stalls, a master fails over, or a node is cut off", "every driver through pauses, stalls, fail-overs, partitions and RedLock restarts: double grants, corrupt and stale writes; --scenario"},
 	{"safety", "docs/safety.md", "Safety: what the checkers see and what a lock protects", "the checkers, the negative control, lockcore's hand-over rules, safety under faults"},
 	{"development", "docs/development.md", "Layout, tests and Go benchmarks", "the packages, the tests and the Go benchmarks"},
 }
