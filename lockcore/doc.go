@@ -95,11 +95,12 @@
 //   - on a hot Mutex, goroutines of one Client queue locally with one attempt in flight, and a
 //     release hands the lock to the next local waiter inside the process, with no round trip,
 //     within bounds that let other processes in (see Lock cohorting below);
-//   - Mutex lock attempts and releases are auto-batched: while a call is in flight, the operations
-//     other goroutines issue queue, and go out together as one script call when it returns, each
-//     with its own script's exact Redis effects and reply (per hash slot on a cluster); with
-//     nothing in flight an operation goes out alone, as its own script, at once (see batch.go;
-//     Options.NoBatch turns it off);
+//   - Mutex lock attempts and releases are auto-batched: an operation that finds no batch
+//     gathering yields the processor once, so that the goroutines already runnable issue theirs,
+//     then sends everything queued as script calls of up to Options.MaxBatch operations, each
+//     with its own script's exact Redis effects and reply (per hash slot on a cluster); an
+//     operation alone goes out as its own script (see batch.go; Options.BatchInFlight selects the
+//     earlier send-when-a-call-returns mode, Options.NoBatch turns batching off);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.

@@ -54,13 +54,14 @@ type Scenario struct {
 }
 
 // common are every scenario's flags: a referee that no fault reaches, the fenced resource on it,
-// and a few hot keys, always held, with holds long enough that a fault finds holders inside their
-// critical sections in every process, and a lock given up by a stalled holder is taken again at
-// once.
+// and 32 keys for 16 workers a process with holds of 20 ms, so that at any moment about half the
+// workers of every process are inside a critical section (a pause or a stall catches 5 to 15 of
+// them, where 8 keys caught none in one run out of a dozen under the test suite's load), and
+// a lock given up by a stalled holder is soon taken by a worker of the other process.
 var common = []string{
 	"--referee=native",
 	"--resource=fenced",
-	"--keys=8",
+	"--keys=32",
 	"--concurrency=16",
 	"--hold=20ms",
 	"--warmup=500ms",

@@ -375,7 +375,7 @@ func TestUpDownStatusUsage(t *testing.T) {
 		{[]string{"help", "up"}, exitOK, "--topology"},
 		{[]string{"help", "down"}, exitOK, "--all"},
 		{[]string{"help", "status"}, exitOK, "Examples"},
-		{[]string{"help", "nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"help", "nope"}, exitUsage, `unknown command or topic "nope"`},
 		{[]string{"up", "--help"}, exitOK, "Examples"},
 		{[]string{"up", "--topology", "ring"}, exitUsage, "--topology"},
 		{[]string{"up", "--topology", "masters:0"}, exitUsage, "masters:N"},
