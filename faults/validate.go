@@ -102,8 +102,11 @@ func validateOne(f Fault, l Layout) error {
 	if f.Node.Role == RoleGen {
 		return validateClient(f, l)
 	}
-	if l.Procs > 1 || l.Containers {
-		return errors.New("server faults with --procs or --generators docker are not implemented yet: run them with one generator process (the client faults pause-client and stall work with several)")
+	if l.Containers {
+		return errors.New("server faults with --generators docker are not implemented yet: run them with --procs N (generator processes on this machine), or with one process (the client faults pause-client and stall work with containers)")
+	}
+	if l.Procs > 1 && f.Action == Partition {
+		return errors.New("partition with --procs: each generator process puts --net on its own connections, where lockbench run cannot cut them; use isolate (--provider docker), or one generator process")
 	}
 	switch f.Action {
 	case Kill, Pause, Restart:

@@ -27,6 +27,8 @@ func TestValidate(t *testing.T) {
 	oneContainer.Containers = true
 	withProxy := native("single")
 	withProxy.Partition = true
+	withProxyProcs := withProxy
+	withProxyProcs.Procs = 2
 	dockerSentinel := native("sentinel")
 	dockerSentinel.Signals, dockerSentinel.Isolate = false, true
 
@@ -65,7 +67,9 @@ func TestValidate(t *testing.T) {
 		{"partition without proxy", native("single"), []string{"partition:master@1s+1s"}, "partition needs a network proxy"},
 		{"proc without procs", native("single"), []string{"kill:proc2@1s"}, "this run has one generator process, gen1 (--procs 1); run --procs 2 or more"},
 		{"kill a generator", withProcs, []string{"kill:gen2@1s"}, "killing a generator process is not implemented yet"},
-		{"server fault with procs", withProcs, []string{"kill:master@1s"}, "server faults with --procs or --generators docker are not implemented yet"},
+		{"server fault with procs", withProcs, []string{"kill:master@1s", "restart:master@2s"}, ""},
+		{"partition with procs", withProxyProcs, []string{"partition:master@1s+1s"}, "each generator process puts --net on its own connections"},
+		{"server fault with containers", oneContainer, []string{"kill:master@1s"}, "server faults with --generators docker are not implemented yet"},
 		{"server fault in a container", oneContainer, []string{"kill:master@1s"}, "are not implemented yet"},
 
 		{"pause a generator", withProcs, []string{"pause-client:gen2@1s+5s"}, ""},

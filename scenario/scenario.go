@@ -91,7 +91,7 @@ var all = []Scenario{
 			"and the lock can be granted again while its first holder still holds it. Whether a run catches it depends " +
 			"on timing: any driver may show double grants; the fenced resource still orders lockcore-fenced's writes, " +
 			"unless the lost grant took the token counter back with it.",
-		Args: []string{"--topology=sentinel", "--fault=failover@2s", "--duration=6s"},
+		Args: []string{"--procs=2", "--topology=sentinel", "--fault=failover@2s", "--duration=6s"},
 	},
 	{
 		Name:   "partition-master",
@@ -99,7 +99,7 @@ var all = []Scenario{
 		Predicts: "The old master, cut off from its replicas and sentinels, still serves the clients that reach it while " +
 			"the sentinels promote a replica: two masters grant the same lock to clients on either side, until the old " +
 			"one is demoted and its writes are thrown away.",
-		Args: []string{"--topology=sentinel", "--provider=docker", "--image=lockbench/redis:local",
+		Args: []string{"--procs=2", "--topology=sentinel", "--provider=docker", "--image=lockbench/redis:local",
 			"--fault=isolate:master@2s+6s", "--duration=12s"},
 		Docker:    true,
 		PerDriver: true,
@@ -110,7 +110,7 @@ var all = []Scenario{
 		Predicts: "On 5 independent masters a lock needs 3. A master that restarts without persistence forgets the locks " +
 			"it granted, so a second client can gather a majority of its own while the first still holds: double grants " +
 			"for the RedLock drivers (lockcore on masters, redsync); the others do not run on masters:N.",
-		Args: []string{"--topology=masters:5", "--fault=kill:master1@2s", "--fault=restart:master1@2200ms", "--duration=6s"},
+		Args: []string{"--procs=2", "--topology=masters:5", "--fault=kill:master1@2s", "--fault=restart:master1@2200ms", "--duration=6s"},
 	},
 }
 

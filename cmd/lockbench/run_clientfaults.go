@@ -11,14 +11,18 @@ import (
 	"github.com/lockbench/lockbench/generators"
 )
 
-// clientFaults runs the pause-client faults of a run made by several generator processes
-// (--procs, --generators docker) from this process, which only supervises them and so keeps
-// running while one is paused. The processes' measured phase starts at the common start time
-// plus the warm-up, each within milliseconds of the others; the faults' AT counts from there.
-// Stalls are not scheduled here: each generator carries out its own (stallArgs).
+// clientFaults runs the faults of a run made by several generator processes (--procs,
+// --generators docker) from this process, which only supervises them and so keeps running while
+// one is paused: pause-client on the generators, and with --procs the server faults on the
+// deployment this process started (kill, pause, restart, failover, isolate). The processes'
+// measured phase starts at the common start time plus the warm-up, each within milliseconds of
+// the others; the faults' AT counts from there. Stalls are not scheduled here: each generator
+// carries out its own (stallArgs).
 type clientFaults struct {
-	fr       *faultRun
-	clients  faults.Clients
+	fr      *faultRun
+	clients faults.Clients
+	// servers is the schedule's deployment side: Target, Partitioner and Isolator.
+	servers  faults.Schedule
 	warmup   time.Duration
 	duration time.Duration
 	// local turns the common start time, by the clock the processes wait by, into this
@@ -37,7 +41,8 @@ func (r *runner) clientFaults(ctx context.Context, fr *faultRun, clients faults.
 	if fs, _ := fr.scheduled(); len(fs) == 0 {
 		return nil
 	}
-	c := &clientFaults{fr: fr, clients: clients, warmup: max(r.f.cfg.Warmup, 0), duration: r.f.cfg.Duration, local: local}
+	c := &clientFaults{fr: fr, clients: clients, warmup: max(r.f.cfg.Warmup, 0), duration: r.f.cfg.Duration, local: local,
+		servers: faults.Schedule{Target: faults.NewDeployment(r.tgt.topo, r.tgt.conn), Partitioner: r.partitioner(), Isolator: r.isolator()}}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	return c
 }
@@ -48,7 +53,9 @@ func (c *clientFaults) onStart(startAt time.Time) {
 	sctx, cancel := context.WithDeadline(c.ctx, start.Add(c.duration))
 	c.wg.Go(func() {
 		defer cancel()
-		c.fr.runSchedule(sctx, &faults.Schedule{Clients: c.clients}, start)
+		s := c.servers
+		s.Clients = c.clients
+		c.fr.runSchedule(sctx, &s, start)
 	})
 }
 

@@ -28,7 +28,7 @@ func TestRunFaultBadInput(t *testing.T) {
 		{[]string{"--fault", "restart:master@1s"}, "there is none before 1s"},
 		{[]string{"--fault", "partition:master@1s+1s"}, "partition needs a network proxy"},
 		{[]string{"--fault", "kill:proc2@1s"}, "this run has one generator process, gen1 (--procs 1)"},
-		{[]string{"--fault", "kill:master@1s", "--procs", "2"}, "server faults with --procs or --generators docker are not implemented yet"},
+		{[]string{"--fault", "partition:master@1s+1s", "--net", "latency=0", "--procs", "2"}, "each generator process puts --net on its own connections"},
 		{[]string{"--fault", "kill:master@1s", "--provider", "docker"}, "--provider docker is not supported for kill"},
 		{[]string{"--fault", "kill:master@1s", "--addr", "127.0.0.1:1"}, "--allow-faults-on-attached"},
 		{[]string{"--timeline-interval", "1ms"}, "--timeline-interval 1ms: want at least 10ms"},
