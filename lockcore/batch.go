@@ -143,24 +143,12 @@ func (c *Client) run(ctx context.Context, kind opKind, name string, args ...stri
 		c.finish(g)
 		return n, err
 	}
-	o := opPool.Get().(*op)
-	o.kind, o.name, o.n = kind, name, copy(o.args[:], args)
-	o.queued = c.now()
+	o := c.newOp(kind, name, args)
 	g.queue = append(g.queue, o)
 	g.mu.Unlock()
 
-	if kind != opLock || ctx.Done() == nil {
-		<-o.done // a plain receive: a select costs more, and releases cannot be called off
-	} else {
-		select {
-		case <-o.done:
-		case <-ctx.Done():
-			if c.dequeue(g, o) {
-				c.putOp(o)
-				return 0, ctx.Err()
-			}
-			<-o.done // taken into a batch already: its answer is on the way
-		}
+	if !c.awaitBatch(ctx, g, o) {
+		return 0, ctx.Err()
 	}
 	if b := o.batch; b != nil {
 		c.sendBatch(ctx, b)
@@ -169,6 +157,34 @@ func (c *Client) run(ctx context.Context, kind opKind, name string, args ...stri
 	n, err := o.res, o.err
 	c.putOp(o)
 	return n, err
+}
+
+// newOp returns a pooled op for the operation, stamped with the time it queues.
+func (c *Client) newOp(kind opKind, name string, args []string) *op {
+	o := opPool.Get().(*op)
+	o.kind, o.name, o.n = kind, name, copy(o.args[:], args)
+	o.queued = c.now()
+	return o
+}
+
+// awaitBatch waits until o, queued in g, is answered or chosen to send a batch (o.batch). A lock
+// attempt whose ctx ends first leaves the queue, and awaitBatch returns false with o given back
+// to the pool; once a batch took it, its answer is awaited whatever ctx does.
+func (c *Client) awaitBatch(ctx context.Context, g *batchGroup, o *op) bool {
+	if o.kind != opLock || ctx.Done() == nil {
+		<-o.done // a plain receive: a select costs more, and releases cannot be called off
+		return true
+	}
+	select {
+	case <-o.done:
+	case <-ctx.Done():
+		if c.dequeue(g, o) {
+			c.putOp(o)
+			return false
+		}
+		<-o.done // taken into a batch already: its answer is on the way
+	}
+	return true
 }
 
 func (c *Client) putOp(o *op) {
@@ -322,9 +338,7 @@ func batchWait(total, n int64) time.Duration {
 // client's own rhythm, one per burst of work, and Redis runs one while the client works on the
 // replies of another.
 func (c *Client) gather(ctx context.Context, g *batchGroup, kind opKind, name string, args []string) (int64, error) {
-	o := opPool.Get().(*op)
-	o.kind, o.name, o.n = kind, name, copy(o.args[:], args)
-	o.queued = c.now()
+	o := c.newOp(kind, name, args)
 	g.mu.Lock()
 	g.queue = append(g.queue, o)
 	lead := !g.gathering
@@ -333,18 +347,8 @@ func (c *Client) gather(ctx context.Context, g *batchGroup, kind opKind, name st
 	if lead {
 		runtime.Gosched()
 		c.takeQueue(g, o)
-	} else if kind != opLock || ctx.Done() == nil {
-		<-o.done
-	} else {
-		select {
-		case <-o.done:
-		case <-ctx.Done():
-			if c.dequeue(g, o) {
-				c.putOp(o)
-				return 0, ctx.Err()
-			}
-			<-o.done
-		}
+	} else if !c.awaitBatch(ctx, g, o) {
+		return 0, ctx.Err()
 	}
 	if b := o.batch; b != nil {
 		c.sendBatch(ctx, b)

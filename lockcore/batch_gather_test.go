@@ -27,60 +27,12 @@ func TestGatherDemultiplexesResults(t *testing.T) {
 	other := e.client(t, Options{})
 	ctx := ctxT(t, 20*time.Second)
 	const n = 24
-	holder := other.NewOwner()
-	for i := range n {
-		if i%3 == 0 {
-			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Lock(ctx, holder); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	release := holdGathering(c)
-	type result struct {
-		ok  bool
-		err error
-	}
-	results := make([]chan result, n)
-	owners := make([]Owner, n)
-	for i := range n {
-		results[i] = make(chan result, 1)
-		owners[i] = c.NewOwner()
-		go func() {
-			var r result
-			switch i % 3 {
-			case 0:
-				r.ok, r.err = c.Mutex(fmt.Sprintf("taken:%d", i)).TryLock(ctx, owners[i], 0, 0)
-			case 1:
-				r.err = c.Mutex(fmt.Sprintf("free:%d", i)).Lock(ctx, owners[i])
-				r.ok = r.err == nil
-			case 2:
-				r.err = c.Mutex(fmt.Sprintf("never:%d", i)).Unlock(ctx, owners[i])
-			}
-			results[i] <- r
-		}()
-	}
+	d := startDemux(t, e, ctx, c, other, n)
 	waitFor(t, func() bool { return c.queued() == n })
 	before := c.Stats()
 	release()
-	for i := range n {
-		r := <-results[i]
-		switch i % 3 {
-		case 0:
-			if r.ok || r.err != nil {
-				t.Errorf("TryLock of a lock another client holds = %v, %v; want false, nil", r.ok, r.err)
-			}
-		case 1:
-			if !r.ok {
-				t.Errorf("Lock of a free lock: %v", r.err)
-			} else if got := e.int(t, "HGET", fmt.Sprintf("free:%d", i), owners[i].Field()); got != 1 {
-				t.Errorf("free:%d hold count %d, want 1", i, got)
-			}
-		case 2:
-			if !errors.Is(r.err, ErrNotOwner) {
-				t.Errorf("Unlock by a non-owner = %v, want ErrNotOwner", r.err)
-			}
-		}
-	}
+	d.check()
 	s := c.Stats()
 	if s.Batches-before.Batches != 2 || s.BatchedOps-before.BatchedOps != n {
 		t.Errorf("%d batches carrying %d operations; want the %d queued in 2 calls of at most 16", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
@@ -88,18 +40,7 @@ func TestGatherDemultiplexesResults(t *testing.T) {
 	if c.queued() != 0 {
 		t.Errorf("%d operations left in the queue", c.queued())
 	}
-	for i := range n {
-		if i%3 == 1 {
-			if err := c.Mutex(fmt.Sprintf("free:%d", i)).Unlock(ctx, owners[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if i%3 == 0 {
-			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Unlock(ctx, holder); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	d.release()
 	e.assertNoKeys(t)
 }
 

@@ -60,51 +60,88 @@ func TestBatchDemultiplexesResults(t *testing.T) {
 	other := e.client(t, Options{})
 	ctx := ctxT(t, 20*time.Second)
 	const n = 24
-	holder := other.NewOwner()
-	for i := range n {
-		if i%3 == 0 {
-			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Lock(ctx, holder); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	gc.armed.Store(true)
 	firstOwner := c.NewOwner()
 	first := make(chan error, 1)
 	go func() { first <- c.Mutex("first").Lock(ctx, firstOwner) }()
 	waitFor(t, func() bool { return gc.blocked.Load() == 1 })
-
-	type result struct {
-		ok  bool
-		err error
-	}
-	results := make([]chan result, n)
-	owners := make([]Owner, n)
-	for i := range n {
-		results[i] = make(chan result, 1)
-		owners[i] = c.NewOwner()
-		go func() {
-			var r result
-			switch i % 3 {
-			case 0:
-				r.ok, r.err = c.Mutex(fmt.Sprintf("taken:%d", i)).TryLock(ctx, owners[i], 0, 0)
-			case 1:
-				r.err = c.Mutex(fmt.Sprintf("free:%d", i)).Lock(ctx, owners[i])
-				r.ok = r.err == nil
-			case 2:
-				r.err = c.Mutex(fmt.Sprintf("never:%d", i)).Unlock(ctx, owners[i])
-			}
-			results[i] <- r
-		}()
-	}
+	d := startDemux(t, e, ctx, c, other, n)
 	waitFor(t, func() bool { return c.queued() == n })
 	before := c.Stats()
 	close(gc.gate)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
+	d.check()
+	s := c.Stats()
+	if s.Batches-before.Batches != 1 || s.BatchedOps-before.BatchedOps != n {
+		t.Errorf("%d batches carrying %d operations; want the %d queued in one", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
+	}
+	if s.Queued < n || s.QueueWait <= 0 {
+		t.Errorf("Stats: %d queued, mean wait %v; want %d queued and a wait", s.Queued, s.QueueWait, n)
+	}
+	d.release()
+	if err := c.Mutex("first").Unlock(ctx, firstOwner); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
+
+// demux is n operations issued on one Client at once, each wanting its own answer: every third a
+// TryLock of a lock another client holds (false), a Lock of a free lock (granted), an Unlock by a
+// non-owner (ErrNotOwner).
+type demux struct {
+	t        *testing.T
+	e        *testEnv
+	ctx      context.Context
+	c, other *Client
+	holder   Owner
+	owners   []Owner
+	results  []chan demuxResult
+}
+
+type demuxResult struct {
+	ok  bool
+	err error
+}
+
+// startDemux has other take the locks the TryLocks will find held, then issues the n operations
+// on c, each from its own goroutine.
+func startDemux(t *testing.T, e *testEnv, ctx context.Context, c, other *Client, n int) *demux {
+	t.Helper()
+	d := &demux{t: t, e: e, ctx: ctx, c: c, other: other, holder: other.NewOwner(),
+		owners: make([]Owner, n), results: make([]chan demuxResult, n)}
+	for i := 0; i < n; i += 3 {
+		if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Lock(ctx, d.holder); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range n {
-		r := <-results[i]
+		d.results[i] = make(chan demuxResult, 1)
+		d.owners[i] = c.NewOwner()
+		go func() {
+			var r demuxResult
+			switch i % 3 {
+			case 0:
+				r.ok, r.err = c.Mutex(fmt.Sprintf("taken:%d", i)).TryLock(ctx, d.owners[i], 0, 0)
+			case 1:
+				r.err = c.Mutex(fmt.Sprintf("free:%d", i)).Lock(ctx, d.owners[i])
+				r.ok = r.err == nil
+			case 2:
+				r.err = c.Mutex(fmt.Sprintf("never:%d", i)).Unlock(ctx, d.owners[i])
+			}
+			d.results[i] <- r
+		}()
+	}
+	return d
+}
+
+// check waits for every answer and checks it.
+func (d *demux) check() {
+	t := d.t
+	t.Helper()
+	for i := range d.results {
+		r := <-d.results[i]
 		switch i % 3 {
 		case 0:
 			if r.ok || r.err != nil {
@@ -113,7 +150,7 @@ func TestBatchDemultiplexesResults(t *testing.T) {
 		case 1:
 			if !r.ok {
 				t.Errorf("Lock of a free lock: %v", r.err)
-			} else if got := e.int(t, "HGET", fmt.Sprintf("free:%d", i), owners[i].Field()); got != 1 {
+			} else if got := d.e.int(t, "HGET", fmt.Sprintf("free:%d", i), d.owners[i].Field()); got != 1 {
 				t.Errorf("free:%d hold count %d, want 1", i, got)
 			}
 		case 2:
@@ -122,29 +159,23 @@ func TestBatchDemultiplexesResults(t *testing.T) {
 			}
 		}
 	}
-	s := c.Stats()
-	if s.Batches-before.Batches != 1 || s.BatchedOps-before.BatchedOps != n {
-		t.Errorf("%d batches carrying %d operations; want the %d queued in one", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
-	}
-	if s.Queued < n || s.QueueWait <= 0 {
-		t.Errorf("Stats: %d queued, mean wait %v; want %d queued and a wait", s.Queued, s.QueueWait, n)
-	}
-	for i := range n {
-		if i%3 == 1 {
-			if err := c.Mutex(fmt.Sprintf("free:%d", i)).Unlock(ctx, owners[i]); err != nil {
-				t.Fatal(err)
-			}
+}
+
+// release gives back the locks the operations and the other client took.
+func (d *demux) release() {
+	d.t.Helper()
+	for i := range d.owners {
+		var err error
+		switch i % 3 {
+		case 0:
+			err = d.other.Mutex(fmt.Sprintf("taken:%d", i)).Unlock(d.ctx, d.holder)
+		case 1:
+			err = d.c.Mutex(fmt.Sprintf("free:%d", i)).Unlock(d.ctx, d.owners[i])
 		}
-		if i%3 == 0 {
-			if err := other.Mutex(fmt.Sprintf("taken:%d", i)).Unlock(ctx, holder); err != nil {
-				t.Fatal(err)
-			}
+		if err != nil {
+			d.t.Fatal(err)
 		}
 	}
-	if err := c.Mutex("first").Unlock(ctx, firstOwner); err != nil {
-		t.Fatal(err)
-	}
-	e.assertNoKeys(t)
 }
 
 // A lock attempt whose ctx ends while it waits in the batch queue returns at once with ctx's
