@@ -303,27 +303,37 @@ func docArgs(seg []string) []string {
 }
 
 // docFiles are the documents whose commands are checked: README.md and docs/*.md.
-func docFiles(t *testing.T) []string {
+func docFiles(t *testing.T) []docFile {
 	t.Helper()
-	files := []string{filepath.Join("..", "..", "README.md")}
+	paths := []string{filepath.Join("..", "..", "README.md")}
 	more, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append(files, more...)
+	var files []docFile
+	for _, path := range append(paths, more...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, docFile{path: path, name: strings.TrimPrefix(filepath.ToSlash(path), "../../"), text: string(b)})
+	}
+	return files
+}
+
+// docFile is one page of the documentation: its path from this package's directory (to open),
+// its path from the repository's root (to name it in a failure), and its text.
+type docFile struct {
+	path, name, text string
 }
 
 // TestDocumentedCommandsParse checks every documented lockbench command line against the
 // current flags, without running anything, and names each bad one with its file and line.
 func TestDocumentedCommandsParse(t *testing.T) {
 	total := 0
-	for _, path := range docFiles(t) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimPrefix(filepath.ToSlash(path), "../../")
-		for _, c := range docCommands(name, string(b)) {
+	for _, doc := range docFiles(t) {
+		name := doc.name
+		for _, c := range docCommands(name, doc.text) {
 			total++
 			if err := parseOnly(c.args); err != nil {
 				t.Errorf("%s: %s\n\t%v", c.pos, c.text, err)

@@ -50,14 +50,10 @@ func docAnchors(text string) map[string]bool {
 // names a file that exists, and a #anchor names a heading of that file.
 func TestDocLinksResolve(t *testing.T) {
 	links := 0
-	for _, path := range docFiles(t) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+	for _, doc := range docFiles(t) {
+		name := doc.name
 		// Code blocks are blanked, lines kept, so that a link's text may wrap over lines.
-		lines := strings.Split(string(b), "\n")
+		lines := strings.Split(doc.text, "\n")
 		inBlock := false
 		for i, line := range lines {
 			if strings.HasPrefix(line, "```") {
@@ -76,9 +72,9 @@ func TestDocLinksResolve(t *testing.T) {
 			}
 			links++
 			file, anchor, _ := strings.Cut(target, "#")
-			dest := path
+			dest := doc.path
 			if file != "" {
-				dest = filepath.Join(filepath.Dir(path), filepath.FromSlash(file))
+				dest = filepath.Join(filepath.Dir(doc.path), filepath.FromSlash(file))
 			}
 			page, err := os.ReadFile(dest)
 			if err != nil {

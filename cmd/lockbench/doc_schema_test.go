@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -143,13 +141,9 @@ func jsonKeyPaths(sample string) (paths []string, lines []int) {
 func TestDocumentedResultFieldsExist(t *testing.T) {
 	schema := schemaPaths()
 	checked := 0
-	for _, path := range docFiles(t) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimPrefix(filepath.ToSlash(path), "../../")
-		lines := strings.Split(string(b), "\n")
+	for _, doc := range docFiles(t) {
+		name := doc.name
+		lines := strings.Split(doc.text, "\n")
 		for i := 0; i < len(lines); i++ {
 			trimmed := strings.TrimSpace(lines[i])
 			switch {
@@ -230,12 +224,8 @@ func TestJSONKeyPaths(t *testing.T) {
 // its keys (errors, kind) are too common to tell one block's from another's.
 func TestResultBlocksDocumented(t *testing.T) {
 	var docs strings.Builder
-	for _, path := range docFiles(t) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs.Write(b)
+	for _, doc := range docFiles(t) {
+		docs.WriteString(doc.text)
 	}
 	text := docs.String()
 	for _, block := range []string{"resource"} {

@@ -215,13 +215,7 @@ func TestCtrlCWithProcsWritesMergedIncompleteResult(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(fleet.DefaultStartDelay + 2*time.Second) // past the common start (2.5 s for 2 processes), into the measured phase
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, _ := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	f := readResult(t, dir)
 	if f.Complete || len(f.Runs) != 1 {
 		t.Fatalf("complete %v, %d runs: want the first driver only, incomplete", f.Complete, len(f.Runs))

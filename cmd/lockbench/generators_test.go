@@ -177,13 +177,7 @@ func TestGeneratorsDockerCtrlC(t *testing.T) {
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("containers of lockbench %d: %v (%v); want the 2 generators", pid, cs, err)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, _ := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	assertNothingLeft(t, pid)
 }
 

@@ -161,12 +161,7 @@ func TestCtrlCWritesReport(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(1500 * time.Millisecond) // past the warm-up, a second into the measured phase
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	if code, _ := finish(t, cmd, errb); code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	page, err := os.ReadFile(filepath.Join(rep, report.HTMLName))
 	if err != nil {
 		t.Fatal(err)

@@ -195,13 +195,7 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 			t.Fatalf("generator 2 (pid %d) was not stopped (state %q):\n%s", pid, procState(pid), errb)
 		}
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, _ := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	if st := procState(pid); st != "" {
 		t.Errorf("generator 2 (pid %d) still there, state %s", pid, st)
 	}
@@ -255,13 +249,7 @@ func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
 			t.Fatalf("generator 2 (container %q) was not paused:\n%s", name, errb)
 		}
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, _ := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	assertNothingLeft(t, pid)
 	r := &readResult(t, dir).Runs[0]
 	if r.Fleet == nil || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 {

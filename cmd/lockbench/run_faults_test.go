@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -221,13 +220,7 @@ func TestCtrlCDuringPause(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(time.Second) // into the pause
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, _ := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	interruptRun(t, cmd, errb)
 	r := readResult(t, dir).Runs[0]
 	if len(r.Faults) != 1 {
 		t.Fatalf("faults %+v", r.Faults)

@@ -198,6 +198,20 @@ func finish(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) (int, string) {
 	return cmd.ProcessState.ExitCode(), cmd.Stdout.(*bytes.Buffer).String()
 }
 
+// interruptRun sends lockbench the Ctrl-C of a user, waits for it to finish and fails the test
+// unless it exits as an interrupted run does; it returns what lockbench wrote to stdout.
+func interruptRun(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) string {
+	t.Helper()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code, out := finish(t, cmd, errb)
+	if code != exitInterrupted {
+		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
+	}
+	return out
+}
+
 func TestRepeatInterleavesDriversAndReportsRatios(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}

@@ -210,13 +210,7 @@ func TestSweepCtrlC(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(time.Second)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, out := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
+	out := interruptRun(t, cmd, errb)
 	f := sweepFile(t, dir)
 	d := f.Sweep.Drivers[0]
 	if f.Complete || len(f.Runs) != 1 || f.Runs[0].Complete || len(d.Steps) != 1 || d.Steps[0].Verdict != results.VerdictIncomplete || f.Runs[0].Acquisitions == 0 {
