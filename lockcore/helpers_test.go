@@ -285,3 +285,18 @@ func hotLock(t *testing.T, ctx context.Context, c *Client, name string, workers 
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }, grants
 }
+
+// assertRenewalsStop fails the test if c's watchdog goes on renewing after the caller released
+// every hold of c. A renewal sent just before the release may be answered after it (its reply
+// counts, and renewing a released lock finds no field and does nothing); each gives up after
+// RenewInterval/2, so counting starts one interval later, and the next interval × 5 must bring
+// none. interval is c's RenewInterval.
+func assertRenewalsStop(t *testing.T, c *Client, interval time.Duration) {
+	t.Helper()
+	time.Sleep(interval)
+	after := c.Renewals()
+	time.Sleep(5 * interval)
+	if got := c.Renewals(); got != after {
+		t.Fatalf("renewals went on after the release: %d → %d in five renewal intervals", after, got)
+	}
+}
