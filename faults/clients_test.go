@@ -52,11 +52,11 @@ func TestScheduleClientPause(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		phase  time.Duration
-		lasted time.Duration // at least
+		lasted time.Duration // at least; when cut, from when it fired to the phase's end
 		cut    bool          // the phase ends before the pause's time is up
 	}{
 		{"resumed on time", time.Second, 100 * time.Millisecond, false},
-		{"resumed as the phase ends", 80 * time.Millisecond, 50 * time.Millisecond, true},
+		{"resumed as the phase ends", 80 * time.Millisecond, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pause, _ := Parse("pause-client:gen2@30ms+100ms")
@@ -70,8 +70,13 @@ func TestScheduleClientPause(t *testing.T) {
 			if !ev.Fired || ev.Err != nil || ev.Addr != "pid 1002" {
 				t.Fatalf("event %+v; want fired on pid 1002 without error", ev)
 			}
-			if ev.Lasted < tc.lasted || tc.cut && ev.Lasted >= pause.For {
-				t.Errorf("lasted %v; want at least %v (cut short: %v)", ev.Lasted, tc.lasted, tc.cut)
+			least := tc.lasted
+			if tc.cut {
+				// A pause that fired late (a loaded CI machine) has less of the phase left to last.
+				least = tc.phase - ev.FiredAt
+			}
+			if ev.Lasted < least || tc.cut && ev.Lasted >= pause.For {
+				t.Errorf("lasted %v from %v; want at least %v (cut short: %v)", ev.Lasted, ev.FiredAt, least, tc.cut)
 			}
 			if want := []string{"pause 2", "resume 2"}; !slices.Equal(c.calls, want) || len(c.paused) > 0 {
 				t.Errorf("calls %v, still paused %v; want %v and nothing paused", c.calls, c.paused, want)

@@ -123,35 +123,37 @@ func sweepFile(t *testing.T, dir string) *results.File {
 }
 
 // A closed-loop sweep on one hot key held 1ms: each added worker waits for the others' holds,
-// so the acquire p99 grows with the workers and the knee falls where this machine puts it. The
-// test checks the knee rule against the data, not numbers.
+// so the acquire p99 grows with the workers (16 workers wait at least 15 holds) and the knee
+// falls where this machine puts it. The test checks the knee rule against the data, not numbers.
+// The SLO of 10ms leaves one worker room on a loaded CI machine (seen: lockcore's one worker at
+// a p99 of 4.49ms there, over the 4ms this test had).
 func TestSweepFindsTheKnee(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8,16",
-		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=4ms", "--out", dir,
+		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=10ms", "--out", dir,
 		"--rounds", "1", "--precision", "0") // one run a step: the rounds and refinement have a test of their own
 	code, out := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
 	}
 	f := sweepFile(t, dir)
-	if !f.Complete || f.Sweep.Mode != results.SweepConcurrency || f.Sweep.SLO.Name != "p99" || f.Sweep.SLO.LimitUS != 4000 {
+	if !f.Complete || f.Sweep.Mode != results.SweepConcurrency || f.Sweep.SLO.Name != "p99" || f.Sweep.SLO.LimitUS != 10000 {
 		t.Fatalf("complete %v, sweep %+v", f.Complete, f.Sweep)
 	}
 	for _, d := range f.Sweep.Drivers {
 		if d.KneeStep == 0 {
-			t.Errorf("%s: no knee; one worker on one key should stay within 4ms\n%s", d.Driver, out)
+			t.Errorf("%s: no knee; one worker on one key should stay within 10ms\n%s", d.Driver, out)
 			continue
 		}
 		k := d.Steps[d.KneeStep-1]
-		if p := f.Runs[k.Run].AcquireLatencyUS.P99; k.Verdict != results.VerdictOK || p > 4000 || p != k.LatencyUS {
+		if p := f.Runs[k.Run].AcquireLatencyUS.P99; k.Verdict != results.VerdictOK || p > 10000 || p != k.LatencyUS {
 			t.Errorf("%s: knee step %d %+v, its run's p99 %vµs", d.Driver, d.KneeStep, k, p)
 		}
 		if d.KneeStep < len(d.Steps) {
 			next := d.Steps[d.KneeStep]
 			p := f.Runs[next.Run].AcquireLatencyUS.P99
-			if next.Verdict == results.VerdictOK || (next.Verdict == results.VerdictOver && p <= 4000) {
+			if next.Verdict == results.VerdictOK || (next.Verdict == results.VerdictOver && p <= 10000) {
 				t.Errorf("%s: the step after the knee is %+v with p99 %vµs; want over the SLO, or saturated", d.Driver, next, p)
 			}
 		}
@@ -159,7 +161,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 			t.Errorf("summary lacks %s:\n%s", d.Driver, out)
 		}
 	}
-	for _, want := range []string{"knee: at or above the highest load achieved with p99 <= 4.00ms", "(knee)", "workers"} {
+	for _, want := range []string{"knee: at or above the highest load achieved with p99 <= 10.0ms", "(knee)", "workers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
