@@ -54,9 +54,12 @@ type Schedule struct {
 	// Clients carries out pause-client faults on the run's generator processes; nil makes them
 	// fail. (Stall faults are not scheduled: the generator process carries them out itself.)
 	Clients Clients
-	// OnFire, if set, is called as fault i (its index in Faults) starts, with the instant it
-	// starts, before the action; lockbench marks it to find the first grant after the fault.
-	// It is called from the schedule's goroutines, possibly concurrently.
+	// OnFire, if set, is called once for each fault i (its index in Faults) that fires, with
+	// the instant from which it is in effect; lockbench marks it to find the first grant after
+	// the fault. That is as the fault starts, before the action, except for a kill: once the
+	// process is gone (FiredAt+Took), as until then the server still answers, and a lock it
+	// grants to a request sent in between is no grant made after the master was lost. It is
+	// called from the schedule's goroutines, possibly concurrently.
 	OnFire func(i int, at time.Time)
 }
 
@@ -104,13 +107,16 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	}
 	ev.Addr = addr
 	fired := time.Now()
-	if r.s.OnFire != nil {
+	if r.s.OnFire != nil && f.Action != Kill {
 		r.s.OnFire(i, fired)
 	}
 	ev.Fired, ev.FiredAt = true, fired.Sub(r.start)
 	ev.Err = r.act(ctx, f, addr)
 	ev.Took = time.Since(fired)
 	ev.Lasted = ev.Took
+	if r.s.OnFire != nil && f.Action == Kill && ev.Err == nil {
+		r.s.OnFire(i, fired.Add(ev.Took))
+	}
 	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate && f.Action != PauseClient) {
 		return ev
 	}

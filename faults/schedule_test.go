@@ -20,6 +20,8 @@ type fakeTarget struct {
 	killed bool
 	paused map[string]bool
 	fail   error // returned by Restart
+	// killTakes is how long a kill takes, as a real one waits for the process to be gone.
+	killTakes time.Duration
 }
 
 var _ Target = (*fakeTarget)(nil)
@@ -43,6 +45,7 @@ func (f *fakeTarget) Describe() compose.Description {
 
 func (f *fakeTarget) Kill(_ context.Context, addr string) error {
 	f.log("kill %s", addr)
+	time.Sleep(f.killTakes)
 	f.mu.Lock()
 	f.killed = true
 	f.mu.Unlock()
@@ -92,9 +95,10 @@ func mustParse(t *testing.T, specs ...string) []Fault {
 }
 
 // The faults fire in time order at their times; a restart brings back the server its kill
-// killed, though "master" names another by then; a pause is resumed after its duration.
+// killed, though "master" names another by then; a pause is resumed after its duration. OnFire
+// is told when each fault took effect: as it fired, or for a kill once the process was gone.
 func TestScheduleRunsFaultsInOrder(t *testing.T) {
-	tgt := &fakeTarget{}
+	tgt := &fakeTarget{killTakes: 10 * time.Millisecond}
 	var fired sync.Map
 	s := &Schedule{
 		Faults: mustParse(t, "restart:master@150ms", "kill:master@50ms", "pause:master@100ms+50ms", "failover@200ms"),
@@ -117,8 +121,15 @@ func TestScheduleRunsFaultsInOrder(t *testing.T) {
 		if ev.FiredAt < ev.Fault.At {
 			t.Errorf("%s fired at %v, before its time", ev.Fault.Spec, ev.FiredAt)
 		}
-		if at, ok := fired.Load(i); !ok || at.(time.Time).Sub(start) != ev.FiredAt {
-			t.Errorf("%s: OnFire saw %v, the event says %v", ev.Fault.Spec, at, ev.FiredAt)
+		want := ev.FiredAt
+		if ev.Fault.Action == Kill {
+			if ev.Took < tgt.killTakes {
+				t.Errorf("%s took %v; the kill took %v", ev.Fault.Spec, ev.Took, tgt.killTakes)
+			}
+			want += ev.Took
+		}
+		if at, ok := fired.Load(i); !ok || at.(time.Time).Sub(start) != want {
+			t.Errorf("%s: OnFire saw %v, want %v (fired %v, took %v)", ev.Fault.Spec, at, want, ev.FiredAt, ev.Took)
 		}
 	}
 	if p := events[2]; p.Addr != "r1" || p.Lasted < 50*time.Millisecond {

@@ -108,6 +108,7 @@ func TestRunSentinelKillMaster(t *testing.T) {
 	if !ok || grant <= 0 || flt.FiredS+grant.Seconds() > r.DurationS {
 		t.Fatalf("time to first grant after the fault: %v, %v; want one inside the phase", grant, ok)
 	}
+	t.Logf("first grant %v after the kill (which took %.1fms)", grant, flt.TookS*1000)
 	// The timeline: after the fault a point with no grant (the gap), then grants again.
 	gapAt, recoveredAt := -1.0, -1.0
 	for _, p := range r.Timeline.Points {
