@@ -38,6 +38,10 @@ type Client struct {
 	renewals atomic.Int64
 	stats    counters
 	epoch    time.Time // origin of now(); time.Since uses the monotonic clock
+
+	// beforeSettle, if set (by tests, before the Client is used), is called in Mutex.Unlock
+	// between the release's reply and settle, to let the resolver run in that window.
+	beforeSettle func()
 }
 
 // New returns a Client. It connects (or takes opt.Client) and starts the watchdog.

@@ -269,15 +269,19 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
 	outcome := releasedGone
+	// inDoubt is the fields to put in doubt once settle has dropped the hold: the resolver
+	// leaves alone a field the table still counts a hold on, so registered before that, the
+	// doubt could be dropped with the lock left held for its lease (a loaded CI run saw it).
+	// They are retired at once, before anyone gets a turn, so nobody attempts with them again.
+	var inDoubt [2]string
 	switch {
 	case err != nil && !isRedisReply(err):
 		// It may or may not have run (and a pass may have granted w), or it was never sent and
-		// the lock stays held for its lease with nobody to release it: the fields go in doubt
-		// before anyone gets a turn, so nobody attempts with them until the resolver has cleared
-		// them.
-		c.doubt(m.name, field)
+		// the lock stays held for its lease with nobody to release it: the resolver clears
+		// the fields.
+		inDoubt[0] = field
 		if w != nil && !r.free {
-			c.doubt(m.name, r.nextField)
+			inDoubt[1] = r.nextField
 		}
 	case err != nil:
 	case n == 0:
@@ -286,7 +290,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 			// Redis counts more holds of the field than the table did (a re-entry or a pass
 			// whose reply was lost, then taken again): nobody holds the rest, so the lock
 			// would outlive every holder. Clear it.
-			c.doubt(m.name, field)
+			inDoubt[0] = field
 			outcome = releasedGone
 		}
 	case n == 2:
@@ -296,7 +300,21 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	// Whatever the outcome of a failed call, stop renewing, as Redisson does: a lock whose
 	// release failed must expire with its lease rather than be kept alive by this process.
-	if orphan := c.settle(m.name, owner, h, w, r.nextField, outcome, sent); orphan != nil {
+	for _, f := range inDoubt {
+		if f != "" {
+			c.retire(m.name, f)
+		}
+	}
+	if c.beforeSettle != nil {
+		c.beforeSettle()
+	}
+	orphan := c.settle(m.name, owner, h, w, r.nextField, outcome, sent)
+	for _, f := range inDoubt {
+		if f != "" {
+			c.doubt(m.name, f)
+		}
+	}
+	if orphan != nil {
 		c.releaseGrant(ctx, m.name, r.nextField, orphan.la.arg)
 	}
 	if err != nil {
