@@ -44,6 +44,30 @@ func TestGatherDemultiplexesResults(t *testing.T) {
 	e.assertNoKeys(t)
 }
 
+// A gathered queue goes out in as few calls of at most MaxBatch as it needs, but in two at least
+// once it holds splitAt operations, so that the client works on one call's replies while Redis
+// runs the other.
+func TestGatherSplitsLongQueues(t *testing.T) {
+	e := newEnv(t)
+	other := e.client(t, Options{})
+	ctx := ctxT(t, 30*time.Second)
+	for _, tc := range []struct{ n, calls int }{{splitAt - 1, 1}, {splitAt, 2}, {32, 2}, {70, 3}} {
+		c := e.client(t, Options{}) // MaxBatch 32
+		release := holdGathering(c)
+		d := startDemux(t, e, ctx, c, other, tc.n)
+		waitFor(t, func() bool { return c.queued() == tc.n })
+		before := c.Stats()
+		release()
+		d.check()
+		s := c.Stats()
+		if s.Batches-before.Batches != int64(tc.calls) || s.BatchedOps-before.BatchedOps != int64(tc.n) {
+			t.Errorf("%d queued: %d calls carrying %d operations; want %d calls", tc.n, s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, tc.calls)
+		}
+		d.release()
+		e.assertNoKeys(t)
+	}
+}
+
 // A lock attempt whose ctx ends while it waits for the gathering leader leaves the queue at once
 // with ctx's error and never reaches Redis; the next operation leads a batch of its own.
 func TestGatherQueuedAttemptCanceled(t *testing.T) {
