@@ -28,6 +28,9 @@ type Event struct {
 	// before the action (after the node was resolved).
 	Fired   bool
 	FiredAt time.Duration
+	// InEffectAt is when the fault took effect, from the schedule's start: FiredAt, except for
+	// a kill, whose server answers until its process is gone (FiredAt+Took).
+	InEffectAt time.Duration
 	// Took is how long the action itself took: a kill until the process was gone, a restart
 	// until the server answered, a pause until SIGSTOP was sent, a fail-over until the command
 	// was answered.
@@ -54,11 +57,10 @@ type Schedule struct {
 	// Clients carries out pause-client faults on the run's generator processes; nil makes them
 	// fail. (Stall faults are not scheduled: the generator process carries them out itself.)
 	Clients Clients
-	// OnFire, if set, is called once for each fault i (its index in Faults) that fires, with
-	// the instant from which it is in effect; lockbench marks it to find the first grant after
-	// the fault. That is as the fault starts, before the action, except for a kill: once the
-	// process is gone (FiredAt+Took), as until then the server still answers, and a lock it
-	// grants to a request sent in between is no grant made after the master was lost. It is
+	// OnFire, if set, is called once for each fault i (its index in Faults) that takes effect,
+	// with the instant it does (Event.InEffectAt): as it starts, before the action, or for a
+	// kill once the process is gone, as a lock the dying server grants is no grant made after
+	// the master was lost. lockbench marks it to find the first grant after the fault. It is
 	// called from the schedule's goroutines, possibly concurrently.
 	OnFire func(i int, at time.Time)
 }
@@ -107,15 +109,18 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	}
 	ev.Addr = addr
 	fired := time.Now()
+	ev.Fired, ev.FiredAt, ev.InEffectAt = true, fired.Sub(r.start), fired.Sub(r.start)
 	if r.s.OnFire != nil && f.Action != Kill {
 		r.s.OnFire(i, fired)
 	}
-	ev.Fired, ev.FiredAt = true, fired.Sub(r.start)
 	ev.Err = r.act(ctx, f, addr)
 	ev.Took = time.Since(fired)
 	ev.Lasted = ev.Took
-	if r.s.OnFire != nil && f.Action == Kill && ev.Err == nil {
-		r.s.OnFire(i, fired.Add(ev.Took))
+	if f.Action == Kill {
+		ev.InEffectAt += ev.Took
+		if r.s.OnFire != nil && ev.Err == nil {
+			r.s.OnFire(i, fired.Add(ev.Took))
+		}
 	}
 	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate && f.Action != PauseClient) {
 		return ev

@@ -128,6 +128,9 @@ func TestScheduleRunsFaultsInOrder(t *testing.T) {
 			}
 			want += ev.Took
 		}
+		if ev.InEffectAt != want {
+			t.Errorf("%s in effect at %v, want %v (fired %v, took %v)", ev.Fault.Spec, ev.InEffectAt, want, ev.FiredAt, ev.Took)
+		}
 		if at, ok := fired.Load(i); !ok || at.(time.Time).Sub(start) != want {
 			t.Errorf("%s: OnFire saw %v, want %v (fired %v, took %v)", ev.Fault.Spec, at, want, ev.FiredAt, ev.Took)
 		}

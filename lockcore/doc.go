@@ -100,9 +100,9 @@
 //     then sends everything queued as script calls of up to Options.MaxBatch operations (two
 //     calls at least for 16 or more, so that the client works on the replies of one while Redis
 //     runs the other), each with its own script's exact Redis effects and reply (per hash slot
-//     on a cluster); an
-//     operation alone goes out as its own script (see batch.go; Options.BatchInFlight selects the
-//     earlier send-when-a-call-returns mode, Options.NoBatch turns batching off);
+//     on a cluster); an operation alone goes out as its own script (see batch.go;
+//     Options.BatchInFlight selects the earlier send-when-a-call-returns mode, Options.NoBatch
+//     turns batching off);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.

@@ -125,8 +125,15 @@ func (d *doubtSet) init() {
 // field, and the resolver clears this one in Redis. It must not be called with a hold shard's
 // mutex held.
 func (c *Client) doubt(name, field string) {
-	c.stats.doubts.Add(1)
 	c.retire(name, field)
+	c.resolveLater(name, field)
+}
+
+// resolveLater has the resolver clear field of lock name in Redis; the field must be retired
+// already (see doubt) and no hold of the table may count on it any more, or the resolver leaves
+// it alone.
+func (c *Client) resolveLater(name, field string) {
+	c.stats.doubts.Add(1)
 	c.doubts.mu.Lock()
 	if _, ok := c.doubts.m[doubtKey{name, field}]; !ok {
 		c.doubts.m[doubtKey{name, field}] = struct{}{}

@@ -269,10 +269,10 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
 	outcome := releasedGone
-	// inDoubt is the fields to put in doubt once settle has dropped the hold: the resolver
-	// leaves alone a field the table still counts a hold on, so registered before that, the
-	// doubt could be dropped with the lock left held for its lease (a loaded CI run saw it).
-	// They are retired at once, before anyone gets a turn, so nobody attempts with them again.
+	// inDoubt is the fields to put in doubt: retired before settle gives anyone a turn, so
+	// nobody attempts with them again, and handed to the resolver only once settle has dropped
+	// the hold, as it leaves alone a field the table still counts a hold on (registered before,
+	// the doubt was dropped and the lock left held for its lease: a loaded CI run saw it).
 	var inDoubt [2]string
 	switch {
 	case err != nil && !isRedisReply(err):
@@ -311,7 +311,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	orphan := c.settle(m.name, owner, h, w, r.nextField, outcome, sent)
 	for _, f := range inDoubt {
 		if f != "" {
-			c.doubt(m.name, f)
+			c.resolveLater(m.name, f)
 		}
 	}
 	if orphan != nil {

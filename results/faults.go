@@ -33,10 +33,10 @@ type Fault struct {
 	// Error is why the fault, or undoing it, failed; empty when it worked.
 	Error string `json:"error,omitempty"`
 	// FirstGrantS is the time to first grant after the fault: from FiredS to the earliest
-	// grant of a lock to a cycle that began at or after FiredS — for a kill, at or after
-	// FiredS+TookS, once the process was gone, as it answered until then (cycles already
-	// waiting when the fault took effect do not count, whenever they were granted). Nil when no such cycle was
-	// granted before the phase ended, and for client faults (pause-client, stall), whose
+	// grant of a lock to a cycle that began once the fault was in effect — at FiredS, or for
+	// a kill at FiredS+TookS, once the process was gone, as it answered until then (cycles
+	// already waiting by then do not count, whenever they were granted). Nil when no such
+	// cycle was granted before the phase ended, and for client faults (pause-client, stall), whose
 	// effect is on some workers only and whose grants are made in other processes.
 	FirstGrantS *float64 `json:"first_grant_s,omitempty"`
 	// StalledWorkers is, for a stall that fired, how many workers of its generator process

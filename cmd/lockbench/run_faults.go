@@ -274,10 +274,7 @@ func faultResult(ev faults.Event, watch *results.GrantWatch, i int) results.Faul
 		f.FiredS, f.TookS, f.LastedS = ev.FiredAt.Seconds(), ev.Took.Seconds(), ev.Lasted.Seconds()
 		if watch != nil {
 			if d, ok := watch.First(i); ok {
-				if ev.Fault.Action == faults.Kill && ev.Err == nil {
-					d += ev.Took // marked once the process was gone (Schedule.OnFire)
-				}
-				f.SetFirstGrant(d)
+				f.SetFirstGrant(ev.InEffectAt - ev.FiredAt + d) // marked at InEffectAt
 			}
 		}
 	}
