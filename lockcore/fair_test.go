@@ -2,8 +2,10 @@ package lockcore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/netem"
 )
 
 // fairKeys returns the queue and timeouts keys of a fair lock named name without a hash tag.
@@ -358,20 +362,32 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 
 	t.Run("client gone while queued", func(t *testing.T) {
 		const name = "fair:stale:gone"
+		// The waiter's deadline, and with it how long the queue keys outlive its last script
+		// (twice the wait): long enough that a loaded machine reads the queue before they lapse.
+		const wait = time.Second
 		queue, _ := fairKeys(name)
-		holder := c.NewOwner()
-		// The lease must outlast the steps up to rdb.Close with room to spare: with 300 ms, a
-		// loaded CI machine once let the waiter take the lock before its connection was cut.
-		if err := c.FairMutexWaitTime(name, wait).LockLease(ctx, holder, 2*time.Second); err != nil {
+		// The holder's lock is renewed until it lets go, so that the waiter cannot take it
+		// before it dies, however slow the steps up to then are. With a lease that ran out
+		// instead, a loaded CI machine woke the waiter at the expiry and it took the lock.
+		hc := e.client(t, Options{LeaseTime: 2 * time.Second})
+		holder := hc.NewOwner()
+		hm := hc.FairMutexWaitTime(name, wait)
+		if err := hm.Lock(ctx, holder); err != nil {
 			t.Fatal(err)
 		}
-		// A client on a connection we can cut: once it is closed, the waiter cannot reach Redis
-		// to leave the queue, as if its process had died.
-		rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: e.opt.InitAddress, DisableCache: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, err := New(Options{Client: rdb})
+		// A waiter whose every connection goes through a proxy we can partition: once it is,
+		// nothing the waiter sends reaches Redis, as if its process had died. Closing its
+		// rueidis client instead is not a death: a command sent while Close runs can dial a
+		// fresh connection and get through, and on a loaded machine the waiter's leave did.
+		n := netem.New(netem.Conditions{})
+		t.Cleanup(func() { n.Close() })
+		x, err := New(Options{LeaseTime: 2 * time.Second, Redis: rueidis.ClientOption{
+			InitAddress:      e.opt.InitAddress,
+			ConnWriteTimeout: 300 * time.Millisecond,
+			DialCtxFn: func(ctx context.Context, addr string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
+				return n.Dial(ctx, "tcp", addr)
+			},
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,13 +396,21 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 		done := make(chan error, 1)
 		go func() { done <- x.FairMutexWaitTime(name, wait).Lock(ctx, xo) }()
 		waitFor(t, func() bool { return e.int(t, "LLEN", queue) == 1 })
-		rdb.Close()
-		if err := <-done; err == nil {
-			t.Fatal("a waiter on a closed connection got the lock")
+		for _, p := range n.Stats() {
+			if err := n.Partition(p.Upstream); err != nil {
+				t.Fatal(err)
+			}
 		}
+		// The waiter sleeps until its next attempt is due; closing its Client ends the wait.
 		x.Close()
+		if err := <-done; err == nil {
+			t.Fatal("a waiter cut off from Redis got the lock")
+		}
 		if got := queued(t, e, queue); !slices.Equal(got, []string{xo.Field()}) {
 			t.Fatalf("queue %v; want the dead waiter still in it", got)
+		}
+		if err := hm.Unlock(ctx, holder); err != nil {
+			t.Fatal(err)
 		}
 		o := c.NewOwner()
 		m := c.FairMutexWaitTime(name, wait)
