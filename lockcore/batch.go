@@ -24,11 +24,12 @@ import (
 // queue theirs, then sends everything queued, in calls of up to Options.MaxBatch (two at least
 // once splitAt are queued: see takeQueue), whatever is still in flight. A batch leaves when the
 // client has run out of other work, so Redis runs one batch while the client works on the
-// replies of the one before, and an idle Client adds one yield. Sending instead when a call returns (Options.BatchInFlight, the earlier mode) lets the
-// batches fall into step with the replies: measured with lockbench run on W1 (64 workers, 10000
-// keys, redis-server and lockbench each on a CPU of their own), one large and one small batch
-// took turns and each side idled 40% of the time, 133k acq/s against 180k with no batching;
-// gathering, with calls of 32, made 210k, at 4.3 µs of Redis CPU per acquisition against 5.4.
+// replies of the one before, and an idle Client adds one yield. Sending instead when a call
+// returns (Options.BatchInFlight, the earlier mode) lets the batches fall into step with the
+// replies: measured with lockbench run on W1 (64 workers, 10000 keys, redis-server and
+// lockbench each on a CPU of their own), one large and one small batch took turns and each side
+// idled 40% of the time, 133k acq/s against 180k with no batching; gathering, with calls of 32,
+// made 210k, at 4.3 µs of Redis CPU per acquisition against 5.4.
 //
 // In the earlier mode, while fewer than Options.BatchInFlight calls of the group are in flight
 // an operation goes out at once as its own call; otherwise it queues, and when a call of the
