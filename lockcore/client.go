@@ -227,6 +227,7 @@ func (o Owner) IsZero() bool { return o.field == "" }
 // Field returns the hash field this owner writes in Redis: "<client id>:<owner id>".
 func (o Owner) Field() string { return o.field }
 
+// msArg formats d in whole milliseconds for a script, rounded up (see ceilMs).
 func msArg(d time.Duration) string {
-	return strconv.FormatInt(d.Milliseconds(), 10)
+	return strconv.FormatInt(ceilMs(d).Milliseconds(), 10)
 }

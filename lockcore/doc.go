@@ -46,8 +46,12 @@
 // (DefaultLeaseTime, 30 s) and is renewed every Options.RenewInterval (LeaseTime/3) while held,
 // so a live holder keeps it and a crashed one loses it within a lease. A lock taken with an
 // explicit lease (LockLease, or TryLock with a positive lease) is not renewed: it expires after
-// the lease unless released before. Renewals check ownership first, and all renewals of one
-// Client go out as one batch per tick.
+// the lease unless released before. Redis keeps leases in whole milliseconds: every kind
+// refuses an explicit lease under 1 ms with ErrShortLease before sending anything, and rounds a
+// fraction of a millisecond up, never down (as it does Options.LeaseTime and the fair lock's
+// wait time). A lease of a few milliseconds is legal but may not be granted: a grant whose reply
+// comes back when less than the drift allowance (lease/100 + 2 ms) of it is left is given up.
+// Renewals check ownership first, and all renewals of one Client go out as one batch per tick.
 //
 // # Waiting
 //

@@ -112,6 +112,9 @@ func (m *MultiLock) TryLock(ctx context.Context, owner Owner, wait, lease time.D
 	if wait < 0 || lease < 0 {
 		return false, fmt.Errorf("lockcore: wait %v and lease %v must not be negative", wait, lease)
 	}
+	if err := checkLease(lease); err != nil {
+		return false, err
+	}
 	return m.acquire(ctx, owner, wait, lease)
 }
 

@@ -49,7 +49,8 @@ type Options struct {
 	// Default: a random UUID, as Redisson's connection manager id.
 	ID string
 	// LeaseTime is the lease for locks taken without one; they are renewed by the watchdog.
-	// Default DefaultLeaseTime.
+	// Default DefaultLeaseTime. At least 1 ms (New refuses less); a fraction of a millisecond is
+	// rounded up, as Redis keeps leases in whole milliseconds.
 	LeaseTime time.Duration
 	// RenewInterval is how often the watchdog renews held locks. Default LeaseTime/3.
 	RenewInterval time.Duration
@@ -108,6 +109,8 @@ func (o *Options) fill() error {
 	if o.LeaseTime < time.Millisecond {
 		return fmt.Errorf("lockcore: LeaseTime %v is below 1ms", o.LeaseTime)
 	}
+	// Redis keeps leases in whole milliseconds; the hold table must record what Redis was sent.
+	o.LeaseTime = ceilMs(o.LeaseTime)
 	if o.RenewInterval == 0 {
 		o.RenewInterval = o.LeaseTime / 3
 	}

@@ -115,7 +115,10 @@ func (r *RedLock) LockLease(ctx context.Context, owner Owner, lease time.Duratio
 	if lease <= 0 {
 		return 0, fmt.Errorf("lockcore: lease %v must be positive", lease)
 	}
-	return r.acquire(ctx, owner, -1, lease)
+	if err := checkLease(lease); err != nil {
+		return 0, err
+	}
+	return r.acquire(ctx, owner, -1, ceilMs(lease))
 }
 
 // TryLock makes attempts for up to wait (0: one attempt) and reports whether owner holds the
@@ -132,8 +135,13 @@ func (r *RedLock) TryLockValidity(ctx context.Context, owner Owner, wait, lease 
 	if wait < 0 || lease < 0 {
 		return 0, 0, fmt.Errorf("lockcore: wait %v and lease %v must not be negative", wait, lease)
 	}
+	if err = checkLease(lease); err != nil {
+		return 0, 0, err
+	}
 	var a attemptResult
-	a, err = r.acquireResult(ctx, owner, wait, lease)
+	// Rounded as each master's lock rounds it, so that the validity is reckoned from the lease
+	// the masters hold.
+	a, err = r.acquireResult(ctx, owner, wait, ceilMs(lease))
 	return a.validity, a.granted, err
 }
 
