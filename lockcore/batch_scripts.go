@@ -28,19 +28,17 @@ package lockcore
 // the lock name, as tagged builds it in Go, so that it costs the client nothing to send. The
 // first command of each operation that touches the lock's type runs through redis.pcall: a key of
 // the wrong type fails that operation alone (its element is the error), as it would fail only
-// its own script call, and the operations after it still run.
+// its own script call, and the operations after it still run. Every operation also runs inside
+// Lua's pcall, so that any other error a redis.call raises (a malformed hold count under
+// HINCRBY, OOM on a write) ends that operation alone, with the effects it made so far, as its own
+// script call would end: an error that aborted the whole call would be the reply of every
+// operation while Redis kept the grants made before it, grants their callers would never know
+// they hold. Redis 7 catches redis.call's error as a table with an err field, which is an error
+// reply in the array; a Lua runtime error is a string, turned into one.
 var batchScript = newScript(`
 local pub = ARGV[1]
-local out = {}
-local a = 2
-for i = 1, #KEYS do
-  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
+local function run(k, op, lease, f, a)
   local r
-  if op == 'p' then
-    a = a + 6
-  else
-    a = a + 3
-  end
   if op == 'l' then
     local ttl = redis.call('pttl', k)
     local held = 1
@@ -97,6 +95,21 @@ for i = 1, #KEYS do
         r = 2
       end
     end
+  end
+  return r
+end
+local out = {}
+local a = 2
+for i = 1, #KEYS do
+  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  if op == 'p' then
+    a = a + 6
+  else
+    a = a + 3
+  end
+  local ok, r = pcall(run, k, op, lease, f, a)
+  if not ok and type(r) ~= 'table' then
+    r = redis.error_reply(tostring(r))
   end
   out[i] = r
 end

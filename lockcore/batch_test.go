@@ -424,3 +424,37 @@ func TestBatchInFlightOption(t *testing.T) {
 		}
 	}
 }
+
+// An operation of batchScript that fails must fail alone: a malformed hold count on one lock
+// (a reentrant attempt's HINCRBY on a value that is not an integer) used to abort the whole
+// script, so that every operation of the call got the error while Redis kept the grants made
+// before it: a lock granted to a caller told it failed, held by nobody until its lease ran out.
+func TestBatchScriptErrorStaysInItsOperation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t, 10*time.Second)
+	e.do(t, "HSET", "bad", "f1", "not-a-count")
+	keys := []string{"g1", "bad", "g2", "bad", "g3"}
+	args := []string{"publish", "l", "1000", "f1", "l", "1000", "f1", "l", "1000", "f1", "u", "1000", "f1", "r", "1000", "f1"}
+	vals, err := batchScript.exec(ctx, e.rdb, keys, args).ToArray()
+	if err != nil || len(vals) != len(keys) {
+		t.Fatalf("batch with one malformed count: %d replies, %v; want one reply per operation", len(vals), err)
+	}
+	if !vals[0].IsNil() || !vals[2].IsNil() {
+		t.Fatalf("grants around the failing operation replied %v and %v, want nil (held)", vals[0], vals[2])
+	}
+	for _, i := range []int{1, 3} {
+		if _, ok := rueidis.IsRedisErr(vals[i].Error()); !ok {
+			t.Fatalf("operation %d on the malformed count replied %v, want an error", i, vals[i])
+		}
+	}
+	// The renewal after them still ran: g3 is not held, so it reports 0.
+	if n, err := vals[4].AsInt64(); err != nil || n != 0 {
+		t.Fatalf("renewal after the failing operations replied %v, %v; want 0", n, err)
+	}
+	for _, k := range []string{"g1", "g2"} {
+		if got := e.int(t, "HGET", k, "f1"); got != 1 {
+			t.Fatalf("%s count %d, want 1", k, got)
+		}
+	}
+}
