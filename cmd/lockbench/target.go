@@ -345,5 +345,40 @@ func (t *target) deployment(ctx context.Context, concurrency int) *results.Deplo
 		d.Nodes = append(d.Nodes, node)
 	}
 	d.Warnings = append(d.Warnings, preflight.Warnings(d.Nodes, t.spec.Kind, concurrency)...)
+	if t.spec.Kind == compose.KindSentinel {
+		d.Warnings = append(d.Warnings, t.sentinelWarnings(ctx)...)
+	}
 	return d
+}
+
+// sentinelWarnings asks each sentinel lockbench was given how it monitors the master (its
+// quorum); one that cannot be asked gets a warning saying so.
+func (t *target) sentinelWarnings(ctx context.Context) []string {
+	var w []string
+	for _, addr := range t.topo.Addrs() {
+		opt := rueidis.ClientOption{
+			InitAddress:       []string{addr},
+			ForceSingleClient: true,
+			DisableCache:      true,
+			DisableRetry:      true,
+			ClientSetInfo:     rueidis.DisableClientSetInfo,
+			Dialer:            net.Dialer{Timeout: inspectTimeout},
+			ConnWriteTimeout:  inspectTimeout,
+		}
+		t.conn.RueidisSentinel(&opt, nil)
+		c, err := rueidis.NewClient(opt)
+		if err != nil {
+			w = append(w, t.conn.Redact(fmt.Sprintf("%s: cannot ask the sentinel for its quorum: %v", addr, err)))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+		sw, err := preflight.SentinelWarnings(ctx, c, addr, t.masterName())
+		cancel()
+		c.Close()
+		if err != nil {
+			w = append(w, t.conn.Redact(err.Error()))
+		}
+		w = append(w, sw...)
+	}
+	return w
 }
