@@ -80,7 +80,7 @@ var Commands = []Grant{
 	{"ping", "connection checks, the preflight's round trip"},
 	{"time", "generator processes start together by the deployment's clock (lockbench worker --clock redis)"},
 	{"info", "the topology check, the preflight, and commands and CPU per acquisition"},
-	{"scan", "lockbench finds its keys between runs (SCAN MATCH *prefix*) to delete them"},
+	{"scan", "lockbench finds its own keys before, between and after runs (SCAN MATCH its key patterns, anchored at the start, each key checked against its exact shapes) to delete or count them"},
 	// Cluster clients and lockbench's cluster check.
 	{"cluster|slots", "cluster clients' slot map"},
 	{"command", "go-redis cluster clients read the command table (COMMAND) to route commands"},
@@ -136,10 +136,10 @@ func SetUser(o Options) []string {
 	return args
 }
 
-// tagged is the hash-tagged form of a lock name starting with prefix, as Redisson (and lockcore,
-// its protocol) writes it inside helper keys and channels: "{name}", or the name itself when it
-// has a hash tag of its own.
-func tagged(prefix string) string {
+// Tagged is the hash-tagged form of a lock name starting with prefix, as Redisson (and lockcore,
+// its protocol) writes it inside helper keys and channels: "{name" (the name's end and the
+// closing brace follow), or the prefix itself when it has a hash tag of its own.
+func Tagged(prefix string) string {
 	if strings.Contains(prefix, "{") {
 		return prefix
 	}
@@ -157,7 +157,7 @@ func tagged(prefix string) string {
 //   - the channels (see ChannelPatterns) too: Redisson's scripts, and lockcore's, declare the
 //     channel they publish on among their keys, and Redis checks every declared key.
 func KeyPatterns(prefix string) []string {
-	p, t := GlobEscape(prefix), GlobEscape(tagged(prefix))
+	p, t := GlobEscape(prefix), GlobEscape(Tagged(prefix))
 	return dedupe(append([]string{
 		p + "*",
 		t + "*",
@@ -173,7 +173,7 @@ func KeyPatterns(prefix string) []string {
 // lock names that start with prefix: redisson_lock__channel:{prefix…} (unlock messages; a fair
 // lock's per-waiter channels add ":id") and redisson_rwlock:{prefix…} (read-write locks).
 func ChannelPatterns(prefix string) []string {
-	t := GlobEscape(tagged(prefix))
+	t := GlobEscape(Tagged(prefix))
 	return []string{"redisson_lock__channel:" + t + "*", "redisson_rwlock:" + t + "*"}
 }
 

@@ -20,7 +20,7 @@ type probe struct {
 // command, or the key or channel it was refused.
 func probes(prefix string) []probe {
 	lock := prefix + "0"
-	tag := tagged(lock)
+	tag := Tagged(lock)
 	if !strings.Contains(lock, "{") {
 		tag += "}"
 	}

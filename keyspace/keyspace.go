@@ -1,0 +1,147 @@
+// Package keyspace knows the exact names of the keys lockbench's drivers and lock kinds create
+// on a deployment for a --key-prefix P, so that lockbench can find, count and delete its own keys
+// on a deployment it attached to and never anyone else's. Lock names are P followed by a decimal
+// index (P0, P1, …; see workloads' keyNames), and every key is one of these shapes, anchored at
+// the start of the name, with T the hash-tagged lock name ("{P<n>}", or "P<n>" when P has a hash
+// tag of its own, as Redisson writes it):
+//
+//	P<n>                                     the lock, every driver (a string or a hash)
+//	T:<owner>:rwlock_timeout[:<i>]           read-write locks' reader deadlines (lockcore, redisson)
+//	redisson_lock_queue:T                    fair locks' queues (lockcore-fair, redisson-fair)
+//	redisson_lock_timeout:T                  fair locks' deadlines
+//	redisson_lock_token:T                    fenced locks' token counters (lockcore-fenced)
+//	redisson_unlock_latch:T:<hex id>         the redisson driver's unlock latches (3.24+ profiles)
+//	rueidislock:<k>:P<n>                     rueidislock's keys (its key prefix, then a key number)
+//
+// Pub/sub channels are no keys (PUBLISH creates none); the safety referee and the protected
+// resource live on a Redis of their own (package referee refuses one of the deployment). Each
+// shape gives a SCAN MATCH glob, anchored at the start, to find candidates, and an exact
+// pattern that a key found must match before lockbench deletes or counts it: the glob of the
+// lock, P*, also finds "P12abc" or "Pcfg", which are not lockbench's.
+//
+// The globs are among the key patterns package acl grants a lockbench user (acl.KeyPatterns);
+// this package's tests keep the two in step.
+package keyspace
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/lockbench/lockbench/acl"
+)
+
+// MinPrefixLen is the shortest --key-prefix lockbench accepts on a deployment it attached to:
+// shorter prefixes begin too many names that are someone else's.
+const MinPrefixLen = 3
+
+// Shape is one kind of key lockbench makes for the lock names of a prefix.
+type Shape struct {
+	// Name says which key it is: "lock", "rwlock_timeout", "fair_queue", "fair_timeout",
+	// "fencing_token", "unlock_latch" or "rueidislock".
+	Name string
+	// Pattern is the shape written for people, with <n> for a lock's index (and <owner>, <id>,
+	// <k> for the other variable parts): "redisson_lock_queue:{lockbench:<n>}". A result's
+	// cleanup counts keys by it.
+	Pattern string
+	// Glob is the SCAN MATCH pattern that finds every key of the shape, and others: a prefilter.
+	Glob string
+	re   *regexp.Regexp
+}
+
+// Match reports whether key is of the shape.
+func (s Shape) Match(key string) bool { return s.re.MatchString(key) }
+
+// Keyspace is the shapes of one prefix's keys. It is immutable, safe for concurrent use.
+type Keyspace struct {
+	prefix string
+	shapes []Shape
+}
+
+// index is a lock name's decimal index as strconv.Itoa writes it: no sign, no leading zero.
+const index = `(?:0|[1-9][0-9]*)`
+
+// New returns the keyspace of prefix. An empty prefix would make every decimal number a lock:
+// New panics on it, as acl.SetUser does.
+func New(prefix string) *Keyspace {
+	if prefix == "" {
+		panic("keyspace: empty prefix")
+	}
+	name := regexp.QuoteMeta(prefix) + index // a lock name, P<n>
+	tag, tagGlob := `\{`+name+`\}`, "{"+acl.GlobEscape(prefix)+"*"
+	if strings.Contains(prefix, "{") { // its own hash tag: Redisson does not add one
+		tag, tagGlob = name, acl.GlobEscape(prefix)+"*"
+	}
+	tagShown := acl.Tagged(prefix) + "<n>"
+	if !strings.Contains(prefix, "{") {
+		tagShown += "}"
+	}
+	helper := func(name, family, tail, tailShown string) Shape {
+		return Shape{
+			Name:    name,
+			Pattern: family + ":" + tagShown + tailShown,
+			Glob:    family + ":" + tagGlob,
+			re:      regexp.MustCompile("^" + family + ":" + tag + tail + "$"),
+		}
+	}
+	return &Keyspace{prefix: prefix, shapes: []Shape{
+		{Name: "lock", Pattern: prefix + "<n>", Glob: acl.GlobEscape(prefix) + "*", re: regexp.MustCompile("^" + name + "$")},
+		{Name: "rwlock_timeout", Pattern: tagShown + ":<owner>:rwlock_timeout[:<i>]", Glob: tagGlob,
+			re: regexp.MustCompile("^" + tag + `:.+:rwlock_timeout(?::[0-9]+)?$`)},
+		helper("fair_queue", "redisson_lock_queue", "", ""),
+		helper("fair_timeout", "redisson_lock_timeout", "", ""),
+		helper("fencing_token", "redisson_lock_token", "", ""),
+		helper("unlock_latch", "redisson_unlock_latch", ":[0-9a-f]+", ":<id>"),
+		{Name: "rueidislock", Pattern: "rueidislock:<k>:" + prefix + "<n>", Glob: "rueidislock:*:" + acl.GlobEscape(prefix) + "*",
+			re: regexp.MustCompile("^rueidislock:[0-9]+:" + name + "$")},
+	}}
+}
+
+// Prefix returns the prefix the keyspace was made for.
+func (k *Keyspace) Prefix() string { return k.prefix }
+
+// Shapes returns the shapes, the lock first.
+func (k *Keyspace) Shapes() []Shape { return slices.Clone(k.shapes) }
+
+// Globs returns the SCAN MATCH globs that together find every key of the keyspace, each once
+// (a prefix with a hash tag of its own gives the lock and the read-write timeouts one glob).
+func (k *Keyspace) Globs() []string {
+	var out []string
+	for _, s := range k.shapes {
+		if !slices.Contains(out, s.Glob) {
+			out = append(out, s.Glob)
+		}
+	}
+	return out
+}
+
+// PrefixGlob is the SCAN MATCH glob of every key that starts with the prefix: where keys that
+// are not lockbench's (Foreign) tell that the prefix is someone else's too.
+func (k *Keyspace) PrefixGlob() string { return k.shapes[0].Glob }
+
+// Match returns the shape of key, if key is one of lockbench's keys for the prefix.
+func (k *Keyspace) Match(key string) (Shape, bool) {
+	for _, s := range k.shapes {
+		if s.re.MatchString(key) {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// Owns reports whether key is one of lockbench's keys for the prefix.
+func (k *Keyspace) Owns(key string) bool {
+	_, ok := k.Match(key)
+	return ok
+}
+
+// CheckPrefix returns an error unless prefix is long enough to attach with (MinPrefixLen).
+func CheckPrefix(prefix string) error {
+	if n := len([]rune(prefix)); n < MinPrefixLen {
+		return fmt.Errorf("--key-prefix %q is too generic for a deployment lockbench did not start: "+
+			"shorter than %d characters (%d), it begins too many names that are not lockbench's; pick a specific one, e.g. --key-prefix bench:%s",
+			prefix, MinPrefixLen, n, prefix)
+	}
+	return nil
+}
