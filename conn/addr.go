@@ -114,7 +114,9 @@ func checkPort(port string) error {
 }
 
 // RedactURL returns s with the password of a URL's user info replaced by ***, e.g.
-// redis://bench:***@host:6379. Anything that is not a URL with a password is returned as is.
+// redis://bench:***@host:6379; a user info without ':' is replaced whole (redis://***@host), as
+// redis-cli -u reads it as a password. Anything that is not a URL with user info is returned
+// as is.
 // It never fails: text it cannot parse is searched for "scheme://user:password@" by hand.
 func RedactURL(s string) string {
 	i := strings.Index(s, "://")
@@ -134,18 +136,37 @@ func RedactURL(s string) string {
 	}
 	user, _, hasPass := strings.Cut(rest[:at], ":")
 	if !hasPass {
-		return s
+		// redis-cli -u reads a user info without ':' as a password.
+		return s[:i+3] + "***" + rest[at:]
 	}
 	return s[:i+3] + user + ":***" + rest[at:]
 }
 
+// showUser is RedactURL for an address whose user info without ':' is known to be a user
+// name (a password came from elsewhere): the name is shown.
+func showUser(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if at := strings.LastIndex(s[i+3:], "@"); at >= 0 && !strings.Contains(s[i+3:i+3+at], ":") {
+			return s
+		}
+	}
+	return RedactURL(s)
+}
+
 // stripPassword returns s with a URL's password removed, its user kept.
 func stripPassword(s string) string {
-	r := RedactURL(s)
+	r := showUser(s)
 	if r == s {
 		return s
 	}
 	return strings.Replace(r, ":***@", "@", 1)
+}
+
+// stripUserInfo returns the URL s without its user info: for an address whose user info is a
+// password alone.
+func stripUserInfo(s string) string {
+	r := RedactURL(s)
+	return strings.Replace(r, "://***@", "://", 1)
 }
 
 // RedactArgs returns a copy of args, each argument's URLs (comma separated, or after '=') with

@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -103,6 +104,10 @@ func New(opt Options) (*Settings, error) {
 		getenv = os.Getenv
 	}
 	s := &Settings{user: opt.User, db: -1}
+	// A user info without ':' (redis://word@host) is a password to redis-cli -u; lockbench
+	// documents it as the ACL user with the password in a file. It is the user when a password
+	// comes from elsewhere, else the password, as redis-cli reads it.
+	passwordElsewhere := opt.PasswordFile != "" || getenv(EnvPassword) != "" || getenv(EnvRedisCLIAuth) != ""
 	var urlPassword string
 	var urlHasPassword, anyTLSURL, anyPlainURL bool
 	for _, text := range opt.Addrs {
@@ -114,8 +119,14 @@ func New(opt Options) (*Settings, error) {
 			return nil, fmt.Errorf("%w: address %s given twice", ErrBadInput, a.Dial)
 		}
 		s.addrs = append(s.addrs, a.Dial)
-		s.shown = append(s.shown, RedactURL(text))
-		s.child = append(s.child, stripPassword(text))
+		if a.User != "" && !a.HasPassword && !passwordElsewhere {
+			a.Password, a.HasPassword, a.User = a.User, true, ""
+			s.shown = append(s.shown, RedactURL(text))
+			s.child = append(s.child, stripUserInfo(text))
+		} else {
+			s.shown = append(s.shown, showUser(text))
+			s.child = append(s.child, stripPassword(text))
+		}
 		if a.Unix {
 			s.unix = true
 		}
@@ -127,7 +138,7 @@ func New(opt Options) (*Settings, error) {
 		}
 		if a.User != "" {
 			if s.user != "" && s.user != a.User {
-				return nil, fmt.Errorf("%w: address %s names user %q, but %s: give one user", ErrBadInput, RedactURL(text), a.User, userSource(opt.User, s.user))
+				return nil, fmt.Errorf("%w: address %s names a user, but %s: give one user", ErrBadInput, RedactURL(text), userSource(opt.User, s.user))
 			}
 			s.user = a.User
 		}
@@ -242,11 +253,22 @@ func countUnix(addrs []string) int {
 	return n
 }
 
-// readPassword reads the first line of path: the password, without its line end.
+// readPassword reads the first line of path: the password, without its line end. A file that
+// cannot be read is not named: its "path" may be the password itself, typed where the path
+// goes, and the message would show it in a CI log. The reason (no such file, permission
+// denied) and the flag are enough to find the mistake.
 func readPassword(flag, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadInput, flag, err)
+		why := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			why = errors.New("no such file")
+		}
+		return "", fmt.Errorf("%w: the file given to %s cannot be read: %v", ErrBadInput, flag, why)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSuffix(line, "\r")
