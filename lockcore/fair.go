@@ -198,6 +198,10 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		c.doubt(m.name, field)
 		return nil
 	}
+	if err != nil && !rueidis.IsRedisNil(err) && c.holds.releaseFailed(m.name, h, unknownOutcome(err)) {
+		// An inner hold's release failed: the outer hold stands (see Mutex.Unlock).
+		return fmt.Errorf("lockcore: unlock %q: %w", m.name, err)
+	}
 	if err != nil {
 		// Stop renewing whatever the outcome, as Mutex.Unlock does; without an answer the
 		// field goes in doubt until the resolver has seen it gone (see Mutex.Unlock).

@@ -183,6 +183,32 @@ func (t *holdTable) released(name string, h *hold, gone bool, sent int64) {
 	s.mu.Unlock()
 }
 
+// releaseFailed settles h after the release of one of its inner holds (h counted more than one)
+// failed: an error reply, or no reply at all (unknown true). The outer hold stands either way,
+// as Redis still counts it: the record keeps it, renewed, and counts one hold less, as Redisson
+// decrements its renewal count when an unlock fails. If the release did not run, Redis counts one
+// hold more than the record from then on; the Unlock that takes the record to zero finds that
+// out and puts the field in doubt then (doubt.go). Without a reply, the call may still run later
+// and set the lease, so the hold is unsure (never handed over). It reports whether the record
+// was kept; false when h was not the record of name with more than one hold, and the caller
+// settles a last hold as before.
+func (t *holdTable) releaseFailed(name string, h *hold, unknown bool) bool {
+	if h == nil {
+		return false
+	}
+	s := t.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[name] != h || h.count <= 1 {
+		return false
+	}
+	h.count--
+	if unknown {
+		h.unsure = true
+	}
+	return true
+}
+
 // renewal is one lease to renew.
 type renewal struct {
 	name     string

@@ -169,6 +169,12 @@ func (rw *RWMutex) RUnlock(ctx context.Context, owner Owner) error {
 		[]string{rw.name, rw.channel, rw.timeoutPrefix(field), rw.prefix},
 		[]string{unlockMessage, field, c.publishCmd})
 	if _, err := res.AsInt64(); err != nil {
+		if !rueidis.IsRedisNil(err) && c.holds.releaseFailed(key, h, unknownOutcome(err)) {
+			// An inner read hold's release failed: the outer one stands (see Mutex.Unlock). If
+			// the release did not run, Redis keeps one read hold more than the table, which
+			// expires with its own lease once the last RUnlock stops the renewals.
+			return fmt.Errorf("lockcore: read unlock %q: %w", rw.name, err)
+		}
 		// Stop renewing whatever the outcome, as Mutex.Unlock does.
 		c.holds.released(key, h, true, 0)
 		if rueidis.IsRedisNil(err) {
@@ -220,6 +226,11 @@ func (rw *RWMutex) Unlock(ctx context.Context, owner Owner) error {
 			c.holds.released(key, h, true, 0)
 			return nil
 		}
+	}
+	if err != nil && !rueidis.IsRedisNil(err) && c.holds.releaseFailed(key, h, unknownOutcome(err)) {
+		// An inner write hold's release failed: the outer one stands (see Mutex.Unlock); a
+		// hold Redis counts beyond the table's is released by the last Unlock (above).
+		return fmt.Errorf("lockcore: write unlock %q: %w", rw.name, err)
 	}
 	if err != nil {
 		c.holds.released(key, h, true, 0)
