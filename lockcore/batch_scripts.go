@@ -10,7 +10,9 @@ package lockcore
 //
 //	l lease field                          lock      -> nil when held, else PTTL
 //	u lease field                          unlock    -> nil not held, 0 holds remain, 1 released
-//	p lease field wfield wlease own        pass      -> as u, or 2 when taken for the waiter
+//	p lease field wfield wlease own        pass      -> as u, or 2 when taken for the waiter;
+//	                                                   with wfield "" never taken, 3 when
+//	                                                   released and heard by nobody else
 //	r lease field                          renew     -> 1 renewed, 0 not held
 //
 // A lock attempt asks PTTL first: -2 (no key) means free, and otherwise the PTTL is the reply of
@@ -44,6 +46,9 @@ local function run(k, op, lease, f, a)
     local held = 1
     if ttl ~= -2 then
       held = redis.pcall('hexists', k, f)
+      if held == 1 and redis.call('hexists', k, 'mode') == 1 then
+        held = 0 -- a read-write lock's hash is never re-entered (see lockScript)
+      end
     end
     if type(held) == 'table' then
       r = held
@@ -90,9 +95,13 @@ local function run(k, op, lease, f, a)
       local heard = redis.call(pub, ch, '0')
       r = 1
       if op == 'p' and heard <= tonumber(ARGV[a - 1]) then
-        redis.call('hincrby', k, ARGV[a - 3], '1')
-        redis.call('pexpire', k, ARGV[a - 2])
-        r = 2
+        if ARGV[a - 3] == '' then
+          r = 3
+        else
+          redis.call('hincrby', k, ARGV[a - 3], '1')
+          redis.call('pexpire', k, ARGV[a - 2])
+          r = 2
+        end
       end
     end
   end

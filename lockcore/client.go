@@ -126,8 +126,9 @@ type Stats struct {
 	Handoffs int64
 	// Passes is releases that passed the lock to a local waiter inside the release script.
 	Passes int64
-	// Yields is releases with a local waiter that left the lock free for other clients: they
-	// were subscribed to hear the release, or the chain of grants inside the Client was over.
+	// Yields is releases with a local waiter that left the lock free for other clients and held
+	// that waiter back: they were subscribed to hear the release, or the chain of grants inside
+	// the Client was over and it was time to leave pollers a window (see outside.go).
 	Yields int64
 	// Doubts is hash fields put in doubt by a call of unknown outcome (a lost reply) or found
 	// counting more holds than the Client did; Resolved is those the resolver has since cleared

@@ -23,8 +23,9 @@ import (
 //   - otherwise through Redis, by passScript: one script call releases the lock exactly as
 //     unlockScript does (DEL and PUBLISH) and, if nobody else is subscribed to the unlock channel,
 //     takes it at once for the waiter; if somebody is, the lock is left free and the waiter
-//     holds back for Options.HandoffYield before its own attempt, so that the other process or
-//     Redisson client that heard the release gets its turn.
+//     holds back before its own attempt, so that the other process or Redisson client that
+//     heard the release gets its turn: Options.HandoffYield, doubled after each turn the
+//     outside waiter missed (see outside.go).
 //
 // A goroutine that releases and asks again queues behind the local waiters instead of barging.
 
@@ -47,6 +48,15 @@ type cohort struct {
 	// free.
 	handoffs int
 	since    int64
+	// outside counts the releases heard outside this Client in a row whose hold-back still
+	// found the lock free: the hold-back for the next is HandoffYield << outside (outside.go).
+	outside int
+	// holdBack is how long the waiter given turnYield holds back; heard says whether it holds
+	// back for a waiter outside that heard the release (else for pollers, see outside.go).
+	holdBack time.Duration
+	heard    bool
+	// polled is when a chain's end last held back for pollers (Client.now).
+	polled int64
 }
 
 // turn is what a queued waiter is told.
@@ -288,6 +298,7 @@ func (c *Client) nextLocked(s *holdShard, name string, e *cohort, t turn) {
 	// Nothing refers to an idle cohort once it leaves the map: every other reference is made
 	// under the shard's mutex, through the map.
 	e.handoffs, e.since = 0, 0
+	e.outside, e.holdBack, e.heard, e.polled = 0, 0, false, 0
 	cohortPool.Put(e)
 }
 
@@ -426,9 +437,12 @@ const (
 	// releasedGone: the lock is no longer owner's in Redis (released, or not held at all), or
 	// what happened is unknown and left to the doubt resolver (doubt.go).
 	releasedGone releaseOutcome = iota + 1
-	// releasedHeard: released and left free for others: they were subscribed to hear it, or
-	// the chain was over (release.free).
+	// releasedHeard: released and left free for others outside this Client, who were
+	// subscribed to hear it.
 	releasedHeard
+	// releasedFree: released and left free because the chain was over (release.free), heard
+	// by nobody outside this Client.
+	releasedFree
 	// releasedPassed: released and taken for the reserved waiter in the same script.
 	releasedPassed
 	// releasedPartial: Redis still counts holds of the field; the lock stays owner's.
@@ -516,21 +530,31 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfiel
 		return orphan
 	case releasedPassed:
 		// The chain goes on (a pass is a grant inside it, the lock never free in Redis); the
-		// hand-overs in a row start again from this trip through Redis.
+		// hand-overs in a row start again from this trip through Redis. Nobody outside heard
+		// the release: the hold-back for outside waiters starts over.
 		s.m[name] = newHold(w.owner, wfield, w.la.arg, w.la.d, w.la.watchdog, sent)
 		e.holder = w.owner
 		e.handoffs = 0
+		e.outside = 0
 		c.stats.passes.Add(1)
 		w.wake <- turnHanded
 		return orphan
 	}
 	e.holder = Owner{}
 	t := turnAttempt
-	if outcome == releasedHeard {
-		c.stats.yields.Add(1)
-		if c.opt.HandoffYield > 0 {
-			t = turnYield
+	switch {
+	case c.opt.HandoffYield <= 0:
+	case outcome == releasedHeard:
+		t, e.holdBack, e.heard = turnYield, c.opt.HandoffYield<<e.outside, true
+	case outcome == releasedFree:
+		e.outside = 0
+		if now-e.polled >= int64(pollerEvery) {
+			t, e.holdBack, e.heard = turnYield, pollerYieldChains*c.opt.HandoffWindow, false
+			e.polled = now
 		}
+	}
+	if t == turnYield {
+		c.stats.yields.Add(1)
 	}
 	if w != nil {
 		w.wake <- t
@@ -539,4 +563,28 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfiel
 	// Nobody was reserved (or it gave up): the next waiter, if any, goes on.
 	c.nextLocked(s, name, e, t)
 	return orphan
+}
+
+// holdBackFor is how long the waiter given turnYield on name holds back (see outside.go).
+func (c *Client) holdBackFor(name string) time.Duration {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.co[name]; e != nil && e.holdBack > 0 {
+		return e.holdBack
+	}
+	return c.opt.HandoffYield
+}
+
+// heldBack tells name's cohort how the first attempt after a hold-back went: granted means the
+// lock was still free, so an outside waiter that heard the release did not make it in time and
+// the next hold-back for one doubles (up to maxOutsideShift); refused means someone outside
+// took it, and the hold-back stays.
+func (c *Client) heldBack(name string, granted bool) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.co[name]; e != nil && granted && e.heard && e.outside < maxOutsideShift {
+		e.outside++
+	}
 }

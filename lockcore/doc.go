@@ -123,9 +123,12 @@
 // waiter if nobody else is subscribed to the unlock channel (a pass). Hand-overs and passes form
 // a chain, bounded by Options.HandoffLimit grants and Options.HandoffWindow (at most a quarter of
 // the lease) since the lock was last free in Redis; the release that ends a chain, or that
-// others were subscribed to hear, leaves the lock free (DEL and PUBLISH, as Redisson's unlock),
-// and the next local waiter holds back Options.HandoffYield, so that a remote waiter woken by the
-// message, or a poller that never subscribes, gets its turn. HandoffLimit < 0 is strict mode:
+// others were subscribed to hear, leaves the lock free (DEL and PUBLISH, as Redisson's unlock).
+// PUBLISH's reply says whether anyone outside the Client heard it: if so the next local waiter
+// holds back Options.HandoffYield, doubled (up to 32 times) after each release whose hold-back
+// still found the lock free, so that a remote waiter woken by the message gets its turn however
+// far away it is (up to about 60 ms); if not, it attempts at once, except once a second, when it
+// holds back three HandoffWindows for pollers that never subscribe. HandoffLimit < 0 is strict mode:
 // every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
 // counts hand-overs, passes and yields.
 //

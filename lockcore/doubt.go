@@ -49,9 +49,11 @@ const (
 // clearFieldScript removes one field of a lock and, if that frees the lock, announces it as an
 // unlock does.
 // KEYS[1] lock, KEYS[2] unlock channel; ARGV[1] field, ARGV[2] publish command, ARGV[3] unlock
-// message. Returns 1 when the field was there, 0 when not.
+// message. Returns 1 when the field was there, 0 when not. A read-write lock's hash (one with
+// "mode") is left alone: no lock script grants in one, and the field there is the same owner's
+// read hold, which deleting would end under its holder.
 var clearFieldScript = newScript(`
-if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+if redis.call('hexists', KEYS[1], ARGV[1]) == 0 or redis.call('hexists', KEYS[1], 'mode') == 1 then
   return 0
 end
 redis.call('hdel', KEYS[1], ARGV[1])

@@ -27,7 +27,8 @@ end
 
 // fairGrantOrReenter takes the lock for ARGV[2] if it is free and nobody else is first in line,
 // leaving the queue and moving every waiter's deadline one wait (ARGV[3]) earlier, as they all
-// moved up one place; or counts up a hold ARGV[2] already has. Either returns nil.
+// moved up one place; or counts up a hold ARGV[2] already has, never in a read-write lock's hash
+// (see lockScript). Either returns nil.
 const fairGrantOrReenter = `
 if redis.call('exists', KEYS[1]) == 0 then
   local head = redis.call('lindex', KEYS[2], 0)
@@ -42,7 +43,7 @@ if redis.call('exists', KEYS[1]) == 0 then
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
   end
-elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 and redis.call('hexists', KEYS[1], 'mode') == 0 then
   redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil

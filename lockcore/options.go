@@ -26,8 +26,8 @@ const (
 	// DefaultHandoffWindow is the longest a lock stays in one Client by hand-overs before it is
 	// released through Redis (see Options.HandoffWindow).
 	DefaultHandoffWindow = 20 * time.Millisecond
-	// DefaultHandoffYield is how long a Client's next local waiter holds back after a release that
-	// left the lock free for other clients (see Options.HandoffYield).
+	// DefaultHandoffYield is how long a Client's next local waiter first holds back after a
+	// release heard by waiters outside the Client (see Options.HandoffYield).
 	DefaultHandoffYield = 2 * time.Millisecond
 	// DefaultMaxBatch bounds the operations of one batch script call (see Options.MaxBatch): on
 	// W1 (64 workers) calls of 16 or 32 beat 48 and more by 5–15%, since two calls in a burst
@@ -89,11 +89,14 @@ type Options struct {
 	// lock free. Default DefaultHandoffWindow, or LeaseTime/8 if that is shorter; at most
 	// LeaseTime/4.
 	HandoffWindow time.Duration
-	// HandoffYield is how long the next local waiter holds back, before its own attempt, after a
-	// release that left the lock free: one that Redis reports other clients subscribed to hear
-	// (they are woken by the release message and try at once), or one that ended a chain (see
-	// HandoffWindow), which a poller that never subscribes may find free. Default
-	// DefaultHandoffYield; negative: no hold-back.
+	// HandoffYield is how long the next local waiter first holds back, before its own attempt,
+	// after a release that Redis reports other clients subscribed to hear (they are woken by the
+	// release message and try at once). Each time the lock is still free after the hold-back
+	// (the outside waiter is further away than that), the next one doubles, up to 32 times; a
+	// release nobody outside hears starts it over. A release that ended a chain (see
+	// HandoffWindow) heard by nobody outside holds back only once a second, for three
+	// HandoffWindows, for pollers that never subscribe (see outside.go). Default
+	// DefaultHandoffYield; negative: no hold-back at all.
 	HandoffYield time.Duration
 }
 

@@ -12,12 +12,15 @@ import (
 
 // lockScript takes or re-enters the lock.
 // KEYS[1] lock; ARGV[1] lease ms; ARGV[2] owner field.
-// Returns nil when held, else the lock's PTTL.
+// Returns nil when held, else the lock's PTTL. A hash of the read-write lock (one with "mode")
+// is never re-entered: its reader field is the same owner's field, and a read hold of the owner
+// (one whose reply was lost, say) is no hold of this lock (rwlock_scripts.go refuses the other
+// way round); the check costs a re-entry alone.
 // PTTL comes first: -2 (no key) means free, and otherwise it is the reply of a failed attempt,
 // which so costs two calls instead of three (see batchScript for this and the string counts).
 var lockScript = newScript(`
 local ttl = redis.call('pttl', KEYS[1])
-if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+if ttl == -2 or (redis.call('hexists', KEYS[1], ARGV[2]) == 1 and redis.call('hexists', KEYS[1], 'mode') == 0) then
   redis.call('hincrby', KEYS[1], ARGV[2], '1')
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
@@ -55,7 +58,9 @@ return 1`)
 // field, ARGV[4] publish command, ARGV[5] the waiter's field, ARGV[6] the waiter's lease ms,
 // ARGV[7] how many of the channel's subscribers may be this client's own (0 or 1), not counted.
 // Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released and
-// heard, 2 when released and taken for the waiter.
+// heard, 2 when released and taken for the waiter. With no waiter's field (ARGV[5] ""), a release
+// that must leave the lock free whoever heard it, it returns 3 instead of taking it: released
+// and heard by nobody outside this client.
 var passScript = newScript(`
 local n = redis.call('hincrby', KEYS[1], ARGV[3], '-1')
 if n < 0 then
@@ -69,6 +74,9 @@ end
 redis.call('del', KEYS[1])
 if redis.call(ARGV[4], KEYS[2], ARGV[1]) > tonumber(ARGV[7]) then
   return 1
+end
+if ARGV[5] == '' then
+  return 3
 end
 redis.call('hincrby', KEYS[1], ARGV[5], '1')
 redis.call('pexpire', KEYS[1], ARGV[6])

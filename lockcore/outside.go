@@ -1,0 +1,59 @@
+package lockcore
+
+import "time"
+
+// Waiters outside this Client: how long a hot lock's local queue holds back for them.
+//
+// A release through Redis PUBLISHes on the lock's unlock channel, and PUBLISH replies with the
+// number of subscribers that received the message. A Redisson client waits subscribed to that
+// channel, and so does a lockcore Client in another process, so a count above this Client's own
+// subscription (waitTable.own) means somebody outside is waiting: the release leaves the lock
+// free and the next local waiter holds back before its own attempt. The outside waiter needs one
+// of its round trips (the message's way out, its attempt's way in) to take the lock, which this
+// Client cannot know; so the hold-back starts at Options.HandoffYield and doubles, up to
+// maxOutsideShift times, after each release heard outside whose hold-back still found the lock
+// free (the outside waiter did not make it in time). A release that nobody outside hears starts
+// it over.
+//
+// A release nobody outside hears (the end of a chain, see chainOver) holds back only every
+// pollerEvery, for pollerYieldChains chains' worth of HandoffWindow: a contender that polls
+// without subscribing (a Redisson tryLock with no wait) cannot be seen, and still finds the lock
+// free at least that long that often, while a hot lock with nobody outside pays no hold-back on
+// nearly all of its chains (the 2 ms after each one was most of its p99).
+
+// maxOutsideShift bounds the doubling of the hold-back for outside waiters: HandoffYield << 5,
+// 64 ms by default, serves an outside waiter up to about 60 ms away.
+const maxOutsideShift = 5
+
+// pollerEvery is how often a chain's end holds back for pollers nobody can see.
+const pollerEvery = time.Second
+
+// pollerYieldChains is that hold-back, in HandoffWindows (60 ms by default, 6% of a hot lock's
+// time where the 2 ms after every chain took 9%): a poller whose period is below it finds the
+// lock free once every pollerEvery.
+const pollerYieldChains = 3
+
+// outsideRounds is how many releases heard by an outside waiter at round trip rtt go by before
+// it gets the lock: the hold-back doubles from yield until it exceeds rtt, and the release
+// after which it does is the one the waiter wins.
+func outsideRounds(rtt, yield time.Duration) int {
+	n := 1
+	for y := yield; y <= rtt && n <= maxOutsideShift; y *= 2 {
+		n++
+	}
+	return n
+}
+
+// outsideBound is the stated bound on an outside waiter's wait for a lock that one Client
+// keeps hot with holds of hold, the waiter subscribed at round trip rtt: the first release
+// heard by it comes within a chain (window) and a hold; each of outsideRounds rounds is a hold-
+// back, a round trip and a chain with its last hold.
+func outsideBound(rtt, hold, window, yield time.Duration) time.Duration {
+	b := window + hold
+	y := yield
+	for range outsideRounds(rtt, yield) {
+		b += y + rtt + window + hold
+		y = min(y*2, yield<<maxOutsideShift)
+	}
+	return b
+}
