@@ -95,7 +95,7 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		}
 		var holdBack time.Duration
 		if t == turnYield {
-			holdBack = c.opt.HandoffYield
+			holdBack = c.holdBackFor(m.name)
 		}
 		if wait > 0 {
 			if wait = time.Until(deadline); wait <= 0 {
@@ -145,6 +145,9 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 		}
 	}
 	ttl, err := m.try(ctx, owner, field, la)
+	if holdBack > 0 {
+		c.heldBack(m.name, err == nil && ttl < 0)
+	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
@@ -263,8 +266,14 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	var n int64
 	var err error
 	sent := c.now()
-	if w != nil && !r.free {
-		n, err = c.run(ctx, opPass, m.name, leaseArg, field, r.nextField, w.la.arg, c.waiters.own(channelName(m.name)))
+	if w != nil {
+		// A release that must leave the lock free (the chain is over) still asks PUBLISH who
+		// heard it, with no waiter to grant to (3: nobody outside this Client).
+		wfield, wlease := r.nextField, w.la.arg
+		if r.free {
+			wfield, wlease = "", ""
+		}
+		n, err = c.run(ctx, opPass, m.name, leaseArg, field, wfield, wlease, c.waiters.own(channelName(m.name)))
 	} else {
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
@@ -303,6 +312,8 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		outcome = releasedPassed
 	case n == 1 && w != nil:
 		outcome = releasedHeard
+	case n == 3 && w != nil:
+		outcome = releasedFree
 	}
 	// Whatever the outcome of a failed call, stop renewing, as Redisson does: a lock whose
 	// release failed must expire with its lease rather than be kept alive by this process.
