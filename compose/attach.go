@@ -54,7 +54,9 @@ func Attach(ctx context.Context, spec Spec, addrs []string) (Topology, error) {
 // AttachWith is Attach to the addresses of c, connecting as c says: its credentials (the
 // sentinels' own for a sentinel deployment's sentinels), database and TLS; Unix sockets for
 // single and masters. A refused password or user wraps conn.ErrAuth, a failed TLS handshake
-// conn.ErrTLS, each saying what to change; neither wraps ErrUnreachable. It is safe for
+// conn.ErrTLS, a refused INFO or SELECT conn.ErrPermission, a database the server lacks
+// conn.ErrBadInput, a server that is not Redis conn.ErrNotRedis (see conn.Refused), each
+// saying what to change; none wraps ErrUnreachable. It is safe for
 // concurrent use.
 func AttachWith(ctx context.Context, spec Spec, c *conn.Settings) (Topology, error) {
 	return attach(ctx, spec, c.Addrs(), c)
@@ -185,7 +187,7 @@ func (a *Attached) check(ctx context.Context) error {
 func (a *Attached) probe(ctx context.Context, addr string) (map[string]string, error) {
 	s, err := a.admin.str(ctx, addr, "INFO")
 	if err != nil {
-		if c := a.conn.Classify(addr, causeOf(err)); errors.Is(c, conn.ErrAuth) || errors.Is(c, conn.ErrTLS) {
+		if c := a.conn.Classify(addr, causeOf(err)); conn.Refused(c) {
 			return nil, fmt.Errorf("compose: attach: %w", c)
 		}
 		if isRedisError(err) {
@@ -194,7 +196,13 @@ func (a *Attached) probe(ctx context.Context, addr string) (map[string]string, e
 		}
 		return nil, fmt.Errorf("%w from %s (is Redis running there?): %w", ErrUnreachable, addr, a.conn.Classify(addr, causeOf(err)))
 	}
-	return parseInfo(s), nil
+	info := parseInfo(s)
+	if info["redis_version"] == "" {
+		// Every Redis (and sentinel) names its version in INFO; a stub or proxy that answers
+		// +OK to everything does not, and its role and mode would read as empty.
+		return nil, fmt.Errorf("compose: attach: %w: %s: its answer to INFO (%.40q) names no redis_version: the server's answers make no sense for Redis; check the address and port", conn.ErrNotRedis, addr, s)
+	}
+	return info, nil
 }
 
 // checkNode compares what addr said about itself with what the spec wants there.

@@ -73,7 +73,7 @@ func TestRedactURL(t *testing.T) {
 		{"redis://bench:pw@h:1", "redis://bench:***@h:1"},
 		{"rediss://:pw@h:1/2", "rediss://:***@h:1/2"},
 		{"rediss://u:p@ss@h:1", "rediss://u:***@h:1"}, // an unescaped '@' in the password
-		{"redis://bench@h:1", "redis://***@h:1"}, // redis-cli reads it as a password
+		{"redis://bench@h:1", "redis://***@h:1"},      // redis-cli reads it as a password
 		{"h:1", "h:1"},
 		{"see redis://a:b@h:1/0 there", "see redis://a:***@h:1/0 there"},
 	}

@@ -38,7 +38,25 @@ var (
 	// ErrTLS is wrapped by Classify's errors for a TLS handshake that failed, or a TLS client
 	// and a plaintext server (or the reverse) that could not talk.
 	ErrTLS = errors.New("conn: TLS failed")
+	// ErrPermission is wrapped by Classify's errors for a command lockbench needs that the
+	// server refused to the user (NOPERM): the credentials are right, the ACL rules too narrow.
+	ErrPermission = errors.New("conn: permission denied")
+	// ErrNotRedis is wrapped by Classify's errors for an address that answers, but not as a
+	// Redis server does: another protocol (HTTP), or answers that make no sense for Redis.
+	ErrNotRedis = errors.New("conn: not a Redis server")
 )
+
+// Refused reports whether err says the deployment refused lockbench's connection settings or
+// is not a Redis server lockbench can use (ErrAuth, ErrTLS, ErrPermission, ErrNotRedis,
+// ErrBadInput): input to change, not a deployment that failed.
+func Refused(err error) bool {
+	for _, kind := range []error{ErrAuth, ErrTLS, ErrPermission, ErrNotRedis, ErrBadInput} {
+		if errors.Is(err, kind) {
+			return true
+		}
+	}
+	return false
+}
 
 // Topology kinds New knows about; the compose.Kind* strings (conn depends on no package of
 // lockbench's).

@@ -52,6 +52,9 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
+	if len(f.addrs) == 0 && fs.Changed("addr") {
+		return bad("%s", emptyAddr)
+	}
 	if len(f.addrs) == 0 {
 		return bad("give the deployment's --addr")
 	}

@@ -160,7 +160,7 @@ func addFiles(g *results.FileMerger, paths []string) error {
 // did not answer.
 func badCollection(err error) bool {
 	for _, e := range []error{collect.ErrBadInput, collect.ErrForeign, collect.ErrDuplicate, collect.ErrCorrupt,
-		results.ErrFleetMismatch, conn.ErrAuth, conn.ErrTLS} {
+		results.ErrFleetMismatch, conn.ErrAuth, conn.ErrTLS, conn.ErrPermission, conn.ErrNotRedis} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/lockbench/lockbench/compose"
@@ -44,9 +43,17 @@ func (c *connFlags) add(fs *pflag.FlagSet) {
 // connFlagNames are the flags add registers, for the checks and for workers' command lines.
 var connFlagNames = []string{"user", "password-file", "sentinel-user", "sentinel-password-file", "tls", "tls-ca-file", "tls-cert-file", "tls-key-file", "tls-server-name", "tls-insecure-skip-verify"}
 
+// emptyAddr refuses --addr "": an unset variable in CI, not a request for a private Redis.
+const emptyAddr = "--addr is empty (an unset variable?): give the deployment's address, or leave --addr out for a private Redis"
+
 // check builds the settings for the --addr addresses of spec, and returns the message for
 // bad input, or "". Without --addr the connection flags have nothing to connect to.
 func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, netem bool) string {
+	if len(addrs) == 0 && fs.Changed("addr") {
+		// --addr "" or --addr "$REDIS_ADDR" with the variable unset: starting a private Redis
+		// instead would give numbers that look like the deployment's.
+		return emptyAddr
+	}
 	if len(addrs) == 0 {
 		for _, name := range connFlagNames {
 			if fs.Changed(name) && name != "tls" {
@@ -96,8 +103,9 @@ func childArgs(fs *pflag.FlagSet) []string {
 	return args
 }
 
-// isConnRefusal reports whether err is the deployment refusing lockbench's credentials or TLS,
-// or bad connection input: bad input (exit 2), nothing was measured.
+// isConnRefusal reports whether err is the deployment refusing lockbench's credentials, TLS,
+// database or commands, an address that is not a Redis server, or bad connection input: bad
+// input (exit 2), nothing was measured.
 func isConnRefusal(err error) bool {
-	return errors.Is(err, conn.ErrAuth) || errors.Is(err, conn.ErrTLS) || errors.Is(err, conn.ErrBadInput)
+	return conn.Refused(err)
 }

@@ -99,7 +99,7 @@ func startReferee(ctx context.Context, f *runFlags, tgt *target, ui *progressUI)
 func (t *target) checkApart(ctx context.Context, s *refereeSession, proc string) error {
 	ref, err := referee.Open(ctx, s.flags.options("check", proc))
 	if err != nil {
-		if errors.Is(err, referee.ErrBadInput) || errors.Is(err, conn.ErrAuth) || errors.Is(err, conn.ErrTLS) {
+		if errors.Is(err, referee.ErrBadInput) || conn.Refused(err) {
 			return fmt.Errorf("%w: %w", errRefereeInput, err)
 		}
 		return err
