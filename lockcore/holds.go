@@ -254,6 +254,16 @@ func (t *holdTable) lost(name string, h *hold) {
 	s.mu.Unlock()
 }
 
+// dropOwner drops the record of name if owner holds it.
+func (t *holdTable) dropOwner(name string, owner Owner) {
+	s := t.shard(name)
+	s.mu.Lock()
+	if h := s.m[name]; h != nil && h.owner == owner {
+		delete(s.m, name)
+	}
+	s.mu.Unlock()
+}
+
 // len returns the number of held locks.
 func (t *holdTable) len() int {
 	n := 0

@@ -87,6 +87,9 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		return false, nil
 	case entryQueued:
 		t, err := c.awaitTurn(ctx, m.name, w, deadline)
+		if t != 0 && c.closed.Load() {
+			return false, c.turnAfterClose(m.name, owner, t)
+		}
 		switch t {
 		case turnHanded:
 			return true, nil
@@ -106,6 +109,20 @@ func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Durat
 		return m.attempt(ctx, owner, la, wait, holdBack)
 	}
 	return m.attempt(ctx, owner, la, wait, 0)
+}
+
+// turnAfterClose settles turn t given to owner's queued acquisition of name as the Client
+// closed, and returns ErrClosed, as every acquisition on a closed Client does: nothing renews a
+// hold any more (the watchdog is gone), so the caller must not count on one. A handed lock is
+// dropped from the table and left to run out with its lease in Redis (Close releases nothing); an
+// attempt's turn passes on.
+func (c *Client) turnAfterClose(name string, owner Owner, t turn) error {
+	if t == turnHanded {
+		c.holds.dropOwner(name, owner)
+	} else {
+		c.passTurn(name)
+	}
+	return ErrClosed
 }
 
 // attempt acquires through Redis as the one local goroutine doing so, and tells the local queue
@@ -325,6 +342,12 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	if c.beforeSettle != nil {
 		c.beforeSettle()
 	}
+	// The reserved waiter's lease, read while the waiter is still reserved: once settle has
+	// given it its turn, it may return to the pool and another acquisition take it again.
+	var wLease string
+	if w != nil {
+		wLease = w.la.arg
+	}
 	orphan := c.settle(m.name, owner, h, w, r.nextField, outcome, sent)
 	for _, f := range inDoubt {
 		if f != "" {
@@ -332,7 +355,7 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		}
 	}
 	if orphan != nil {
-		c.releaseGrant(ctx, m.name, r.nextField, orphan.la.arg)
+		c.releaseGrant(ctx, m.name, r.nextField, wLease)
 	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
