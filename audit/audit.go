@@ -2,7 +2,8 @@
 // lock a run takes must be released and every helper key (fair-lock queues and deadlines,
 // read-write lock timeouts) removed with it, so any key left is a stranded lock or a leak. The
 // fencing token counters of fenced locks are the one documented exception: they have no TTL on
-// purpose and are counted apart.
+// purpose and are counted apart. On a deployment lockbench attached to, the audit counts only
+// keys of lockbench's exact shapes (package keyspace): someone else's keys are not its business.
 package audit
 
 import (
@@ -11,17 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
 
-// Defaults for Scan.
-const (
-	// ScanCount is SCAN's COUNT hint.
-	ScanCount = 1000
-	// Timeout bounds the scan of one master.
-	Timeout = 30 * time.Second
-)
+// Timeout bounds the scan of one master.
+const Timeout = 30 * time.Second
 
 // FencingCounterPrefix starts the name of every fencing token counter (Redisson's RFencedLock
 // layout, kept by lockcore-fenced): redisson_lock_token:{name}.
@@ -41,14 +38,27 @@ const UnlockLatchPrefix = "redisson_unlock_latch:"
 // IsFencingCounter reports whether key is a fencing token counter, kept after runs on purpose.
 func IsFencingCounter(key string) bool { return strings.HasPrefix(key, FencingCounterPrefix) }
 
-// Scan lists the keys matching pattern (a SCAN MATCH glob) on every master and classifies them:
-// fencing counters apart, every other key a leftover, the first results.MaxAuditKeys of them
-// listed with type and TTL. A master that fails stops the scan; the Audit returned then holds
-// what was found so far and its Error says what failed, as does the error.
-func Scan(ctx context.Context, masters []Master, pattern string) (results.Audit, error) {
-	a := results.Audit{Masters: len(masters), Pattern: pattern}
+// Scope says which keys an audit looks at: those SCAN MATCH finds with any of Globs that Match
+// accepts. On a deployment lockbench started and flushed, every key is the run's: Globs "*" and
+// no Match. On one it attached to, only keys of lockbench's exact shapes are its own (see
+// package keyspace): the globs find candidates, Match keeps lockbench's.
+type Scope struct {
+	Globs []string
+	// Match, if not nil, is what a key found must pass to be counted.
+	Match func(key string) bool
+}
+
+// All is the scope of every key: a deployment lockbench started.
+var All = Scope{Globs: []string{"*"}}
+
+// Scan lists the keys of scope on every master and classifies them: fencing counters apart,
+// every other key a leftover, the first results.MaxAuditKeys of them listed with type and TTL.
+// A key two globs find is counted once. A master that fails stops the scan; the Audit returned
+// then holds what was found so far and its Error says what failed, as does the error.
+func Scan(ctx context.Context, masters []Master, scope Scope) (results.Audit, error) {
+	a := results.Audit{Masters: len(masters), Pattern: strings.Join(scope.Globs, " ")}
 	for _, m := range masters {
-		if err := scanMaster(ctx, m, pattern, &a); err != nil {
+		if err := scanMaster(ctx, m, scope, &a); err != nil {
 			err = fmt.Errorf("audit of %s: %w", m.Addr, err)
 			a.Error = err.Error()
 			return a, err
@@ -57,42 +67,49 @@ func Scan(ctx context.Context, masters []Master, pattern string) (results.Audit,
 	return a, nil
 }
 
-func scanMaster(ctx context.Context, m Master, pattern string, a *results.Audit) error {
+func scanMaster(ctx context.Context, m Master, scope Scope, a *results.Audit) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	c := m.Client
-	cursor := uint64(0)
-	for {
-		e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(pattern).Count(ScanCount).Build()).AsScanEntry()
+	seen := map[string]bool{} // two globs, or SCAN itself while the keyspace changes, may find a key twice
+	for _, g := range scope.Globs {
+		err := keyspace.Scan(ctx, m.Client, g, func(keys []string) (bool, error) {
+			return true, classify(ctx, m, scope, seen, keys, a)
+		})
 		if err != nil {
 			return err
 		}
-		var listed, latches []string
-		for _, k := range e.Elements {
-			if IsFencingCounter(k) {
-				a.FencingCounters++
-				continue
-			}
-			if strings.HasPrefix(k, UnlockLatchPrefix) {
-				latches = append(latches, k)
-				continue
-			}
-			a.Leftovers++
-			if len(a.Keys)+len(listed) < results.MaxAuditKeys {
-				listed = append(listed, k)
-			}
-		}
-		if err := latched(ctx, m, latches, a); err != nil {
-			return err
-		}
-		if err := describe(ctx, m, listed, a); err != nil {
-			return err
-		}
-		if e.Cursor == 0 {
-			return nil
-		}
-		cursor = e.Cursor
 	}
+	return nil
+}
+
+// classify counts and describes the keys of one SCAN reply that are in scope.
+func classify(ctx context.Context, m Master, scope Scope, seen map[string]bool, keys []string, a *results.Audit) error {
+	var listed, latches []string
+	for _, k := range keys {
+		if scope.Match != nil && !scope.Match(k) {
+			continue
+		}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if IsFencingCounter(k) {
+			a.FencingCounters++
+			continue
+		}
+		if strings.HasPrefix(k, UnlockLatchPrefix) {
+			latches = append(latches, k)
+			continue
+		}
+		a.Leftovers++
+		if len(a.Keys)+len(listed) < results.MaxAuditKeys {
+			listed = append(listed, k)
+		}
+	}
+	if err := latched(ctx, m, latches, a); err != nil {
+		return err
+	}
+	return describe(ctx, m, listed, a)
 }
 
 // describe appends keys to a.Keys with their type and TTL, read in one pipeline.

@@ -2,13 +2,21 @@ package audit_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/lockbench/lockbench/audit"
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
+
+// ours is the scope of an attached deployment's audit for the default prefix.
+var ours = func() audit.Scope {
+	ks := keyspace.New("lockbench:")
+	return audit.Scope{Globs: ks.Globs(), Match: ks.Owns}
+}()
 
 func master(t *testing.T) audit.Master {
 	t.Helper()
@@ -32,7 +40,7 @@ func TestScanFindsStrandedKeys(t *testing.T) {
 	m := master(t)
 	c := m.Client
 	ctx := context.Background()
-	if a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*"); err != nil || a.Leftovers != 0 || a.FencingCounters != 0 {
+	if a, err := audit.Scan(ctx, []audit.Master{m}, ours); err != nil || a.Leftovers != 0 || a.FencingCounters != 0 {
 		t.Fatalf("empty server: %+v, %v", a, err)
 	}
 	// A stranded lock without TTL, a fair-lock queue left behind, a lock whose lease still runs,
@@ -42,8 +50,12 @@ func TestScanFindsStrandedKeys(t *testing.T) {
 	do(t, c, c.B().Set().Key("lockbench:9").Value("tok").ExSeconds(60).Build())
 	do(t, c, c.B().Incr().Key("redisson_lock_token:{lockbench:1}").Build())
 	do(t, c, c.B().Set().Key("yours").Value("x").Build())
+	// Someone else's keys that contain the prefix, or pass a glob of lockbench's shapes.
+	for _, k := range []string{"app:lockbench:7", "x{lockbench:1}", "mylockbench", "lockbench:cfg", "redisson_lock_queue:{other}", "{lockbench:1}:cfg"} {
+		do(t, c, c.B().Set().Key(k).Value("x").Build())
+	}
 
-	a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*")
+	a, err := audit.Scan(ctx, []audit.Master{m}, ours)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +75,8 @@ func TestScanFindsStrandedKeys(t *testing.T) {
 	if _, ok := byKey["redisson_lock_queue:{lockbench:3}"]; !ok {
 		t.Fatalf("queue key not listed: %+v", a.Keys)
 	}
-	// Everything: the key that is not lockbench's too.
-	if a, err := audit.Scan(ctx, []audit.Master{m}, "*"); err != nil || a.Leftovers != 4 {
+	// Everything, as on a deployment lockbench started: the keys that are not lockbench's too.
+	if a, err := audit.Scan(ctx, []audit.Master{m}, audit.All); err != nil || a.Leftovers != 10 {
 		t.Fatalf("scan of *: %+v, %v", a, err)
 	}
 }
@@ -73,9 +85,9 @@ func TestScanListsAtMostMaxAuditKeys(t *testing.T) {
 	m := master(t)
 	c := m.Client
 	for i := range results.MaxAuditKeys + 5 {
-		do(t, c, c.B().Set().Key("lockbench:"+string(rune('a'+i))).Value("x").Build())
+		do(t, c, c.B().Set().Key("lockbench:"+strconv.Itoa(i)).Value("x").Build())
 	}
-	a, err := audit.Scan(context.Background(), []audit.Master{m}, "lockbench:*")
+	a, err := audit.Scan(context.Background(), []audit.Master{m}, ours)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +99,7 @@ func TestScanListsAtMostMaxAuditKeys(t *testing.T) {
 func TestScanReportsAFailedMaster(t *testing.T) {
 	m := master(t)
 	m.Client.Close()
-	a, err := audit.Scan(context.Background(), []audit.Master{m}, "*")
+	a, err := audit.Scan(context.Background(), []audit.Master{m}, audit.All)
 	if err == nil || a.Error == "" {
 		t.Fatalf("scan of a closed client: %+v, %v", a, err)
 	}
@@ -102,7 +114,7 @@ func TestScanCountsUnlockLatchesApart(t *testing.T) {
 	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:1}:ab12").Value("1").PxMilliseconds(60000).Build())
 	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:2}:cd34").Value("0").PxMilliseconds(60000).Build())
 	do(t, c, c.B().Set().Key("redisson_unlock_latch:{lockbench:3}:ef56").Value("1").Build())
-	a, err := audit.Scan(ctx, []audit.Master{m}, "*lockbench:*")
+	a, err := audit.Scan(ctx, []audit.Master{m}, ours)
 	if err != nil {
 		t.Fatal(err)
 	}

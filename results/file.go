@@ -57,6 +57,9 @@ type File struct {
 	// Placement is where servers and client ran (--pin, --server-cpus, --client-cpus); nil in
 	// files from before it was recorded.
 	Placement *Placement `json:"placement,omitempty"`
+	// Cleanup is what lockbench deleted of its own keys on an attached deployment (see
+	// Cleanup); nil on a deployment it started, and in files from before it was recorded.
+	Cleanup *Cleanup `json:"cleanup,omitempty"`
 }
 
 // Deployment is the preflight of a result file's deployment. It is a plain value.

@@ -145,6 +145,7 @@ type runFlags struct {
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
 	resource   resourceFlags  // --resource (run_resource.go)
+	keyspace   keyspaceFlags  // --clean-existing (run_keyspace.go)
 	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
 	flagsOnly bool
 	scenario  string // --scenario (run_scenario.go)
@@ -195,13 +196,13 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
 	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
 	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
-	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name; on an attached deployment the keys containing it are deleted between runs")
+	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name (lock names are the prefix and a number); on an attached deployment (--addr) lockbench deletes only the keys of its own shapes for it (the locks, e.g. lockbench:7, and their helper keys: see docs/run.md), never a key that merely contains it, and refuses a prefix shorter than 3 characters or one that begins keys that are not lockbench's")
 	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog; lockcore on masters:N, RedLock: "+drivers.LockcoreRedLockDefaultLease.String()+" not renewed)")
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: between runs it deletes only keys containing --key-prefix (SCAN on every master)")
+	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: before, between and after runs it deletes only the keys of its own shapes for --key-prefix (SCAN on every master, each key checked against the exact shapes), and refuses to start over such keys already there unless --clean-existing")
 	f.conn.add(fs)
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
@@ -217,6 +218,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		f.resource.add(fs, c.name)
 	}
 	f.net.add(fs)
+	f.keyspace.add(fs, c.name)
 	if c.name == cmdRun {
 		f.gens.add(fs)
 		addFaultFlags(fs, &f.faultFlags)
@@ -492,6 +494,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
+	if msg, code := checkAttachedKeyspace(ctx, f, tgt, file, ui); msg != "" {
+		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
+		return code // before anything ran or was deleted
+	}
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
 	file.Deployment = tgt.deployment(ctx, f.cfg.Concurrency)
@@ -523,8 +529,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if tgt.provider == providerAttached && len(file.Runs) > 0 {
 		// A deployment that stays up would keep the last run's keys (an interrupted run's
 		// held locks, say) until their leases ran out.
-		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix); err != nil {
-			ui.line("warning: keys containing %q may remain: %v", f.cfg.KeyPrefix, err)
+		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
+			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
 		}
 	}
 	file.Complete = ctx.Err() == nil && !r.failed

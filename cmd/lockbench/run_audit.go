@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"github.com/lockbench/lockbench/acl"
 
 	"github.com/lockbench/lockbench/audit"
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -12,18 +12,20 @@ import (
 // count as errors of the kind "leftover_keys", so they fail the run (exit 1) and show in the
 // errors column and in thresholds on errors. On a topology lockbench started the keyspace was
 // flushed before the run, so every key is the run's and the scan matches everything; on an
-// attached deployment it matches the keys containing --key-prefix only. An audit that cannot
-// finish (a server down after a fault) is recorded and warned about, not counted as leftovers.
+// attached deployment it counts only keys of lockbench's exact shapes for --key-prefix (package
+// keyspace), never someone else's key that contains the prefix. An audit that cannot finish (a
+// server down after a fault) is recorded and warned about, not counted as leftovers.
 func (r *runner) auditRun(ctx context.Context, run *results.Run) {
-	pattern := "*"
+	scope := audit.All
 	if r.tgt.provider == providerAttached {
-		pattern = "*" + acl.GlobEscape(r.f.cfg.KeyPrefix) + "*"
+		ks := keyspace.New(r.f.cfg.KeyPrefix)
+		scope = audit.Scope{Globs: ks.Globs(), Match: ks.Owns}
 	}
 	var masters []audit.Master
 	for _, n := range r.tgt.masters() {
 		masters = append(masters, audit.Master{Addr: n.addr, Client: n.c})
 	}
-	a, err := audit.Scan(context.WithoutCancel(ctx), masters, pattern)
+	a, err := audit.Scan(context.WithoutCancel(ctx), masters, scope)
 	run.Audit = &a
 	if err != nil {
 		r.ui.line("warning: post-run audit of %s incomplete: %v", run.Driver, err)

@@ -113,10 +113,10 @@ func (r *runner) runAll(ctx context.Context) {
 
 func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, round, seq, total int) {
 	f, ui := r.f, r.ui
-	if n, err := r.tgt.clean(ctx, f.cfg.KeyPrefix); err != nil {
+	if n, err := r.tgt.clean(ctx, f.cfg.KeyPrefix, r.file.Cleanup); err != nil {
 		ui.line("warning: keyspace not clean before %s: %v", name, err)
 	} else if n > 0 {
-		ui.line("deleted %d leftover keys containing %q", n, f.cfg.KeyPrefix)
+		ui.line("deleted %d of lockbench's keys for --key-prefix %q", n, f.cfg.KeyPrefix)
 	}
 	drv, _ := drivers.Parse(name) // checked by parseRunFlags
 	where := fmt.Sprintf("[%d/%d]", seq, total)

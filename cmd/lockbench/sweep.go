@@ -116,6 +116,10 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	defer tgt.close()
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
+	if msg, code := checkAttachedKeyspace(ctx, f, tgt, file, ui); msg != "" {
+		fmt.Fprintf(stderr, "lockbench sweep: %s\n", msg)
+		return code // before anything ran or was deleted
+	}
 	file.RedisVersion = tgt.redisVersion(ctx)
 	file.Topology = tgt.info()
 	file.Placement = f.pin.placement
@@ -133,8 +137,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	if tgt.provider == providerAttached && out != nil && len(out.Runs) > 0 {
 		// As in run: a deployment that stays up would keep the last step's keys.
-		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix); err != nil {
-			ui.line("warning: keys containing %q may remain: %v", f.cfg.KeyPrefix, err)
+		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
+			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
 		}
 	}
 	if out == nil {

@@ -6,22 +6,25 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
+	"github.com/lockbench/lockbench/keyspace"
+	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
 
 // clean empties the keyspace between runs, so that every run starts from the same state and
 // no driver inherits another's keys (a leftover lock would make the next driver wait for its
 // lease). On a topology lockbench started, it FLUSHALLs every master. On a deployment it
-// attached to, it never flushes: it deletes only the keys that contain prefix (every lock,
-// queue and channel key lockbench makes does), found by SCAN on every master, within
-// cleanTimeout. It returns how many keys it deleted.
-func (t *target) clean(ctx context.Context, prefix string) (int64, error) {
+// attached to, it never flushes: it deletes only lockbench's own keys for prefix, the keys of
+// the exact shapes of package keyspace (never a key that merely contains the prefix), found by
+// SCAN on every master, within cleanTimeout. It returns how many keys it deleted and adds them,
+// by shape, to rec when rec is not nil (the result file's Cleanup), with a failure's cause.
+func (t *target) clean(ctx context.Context, prefix string, rec *results.Cleanup) (int64, error) {
 	var deleted int64
 	for _, n := range t.masters() {
 		var err error
 		if t.provider == providerAttached {
 			var d int64
-			d, err = n.deleteMatching(ctx, prefix)
+			d, err = n.deleteOwn(ctx, keyspace.New(prefix), rec)
 			deleted += d
 		} else {
 			sctx, cancel := context.WithTimeout(ctx, inspectTimeout)
@@ -29,46 +32,48 @@ func (t *target) clean(ctx context.Context, prefix string) (int64, error) {
 			cancel()
 		}
 		if err != nil {
-			return deleted, fmt.Errorf("cleaning %s: %w", n.addr, err)
+			err = fmt.Errorf("cleaning %s: %w", n.addr, err)
+			if rec != nil {
+				rec.Error = err.Error()
+			}
+			return deleted, err
 		}
 	}
 	return deleted, nil
 }
 
-// deleteMatching deletes the keys of this node that contain prefix, one DEL per key (keys of
-// one node may still lie in different cluster slots, where a multi-key DEL is CROSSSLOT).
-func (n inspectNode) deleteMatching(ctx context.Context, prefix string) (int64, error) {
+// cleanDelBatch is how many DELs deleteOwn pipelines at once.
+const cleanDelBatch = 1000
+
+// deleteOwn deletes this node's keys of ks, one DEL per key (keys of one node may still lie in
+// different cluster slots, where a multi-key DEL is CROSSSLOT), and counts them in rec by shape.
+func (n inspectNode) deleteOwn(ctx context.Context, ks *keyspace.Keyspace, rec *results.Cleanup) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, cleanTimeout)
 	defer cancel()
-	pattern := "*" + acl.GlobEscape(prefix) + "*"
 	var deleted int64
-	cursor := uint64(0)
-	for {
-		e, err := n.c.Do(ctx, n.c.B().Scan().Cursor(cursor).Match(pattern).Count(cleanScanCount).Build()).AsScanEntry()
-		if err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("stopped after %v with %d keys deleted: %w", cleanTimeout, deleted, err)
-			}
-			return deleted, err
+	keys, err := ks.Find(ctx, n.c)
+	for len(keys) > 0 && err == nil {
+		batch := keys[:min(len(keys), cleanDelBatch)]
+		keys = keys[len(batch):]
+		cmds := make([]rueidis.Completed, 0, len(batch))
+		for _, k := range batch {
+			cmds = append(cmds, n.c.B().Del().Key(k.Name).Build())
 		}
-		if len(e.Elements) > 0 {
-			cmds := make([]rueidis.Completed, 0, len(e.Elements))
-			for _, k := range e.Elements {
-				cmds = append(cmds, n.c.B().Del().Key(k).Build())
+		for i, r := range n.c.DoMulti(ctx, cmds...) {
+			var d int64
+			if d, err = r.AsInt64(); err != nil {
+				break
 			}
-			for _, r := range n.c.DoMulti(ctx, cmds...) {
-				d, err := r.AsInt64()
-				if err != nil {
-					return deleted, err
-				}
-				deleted += d
+			deleted += d
+			if rec != nil {
+				rec.Add(batch[i].Shape.Pattern, d) // 0: gone since the SCAN (an unlock latch's PX)
 			}
 		}
-		if e.Cursor == 0 {
-			return deleted, nil
-		}
-		cursor = e.Cursor
 	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("stopped after %v with %d keys deleted: %w", cleanTimeout, deleted, err)
+	}
+	return deleted, err
 }
 
 // explainRefusal says what the server's ACL refuses lockbench's user, found with acl.Diagnose
