@@ -136,6 +136,23 @@ func (k *Keyspace) Owns(key string) bool {
 	return ok
 }
 
+// dataPrefixes begin the names of lockbench's own data that is no lock's: the worker results
+// of package collect, and the marks and counts of packages referee and resource when their
+// Redis is this one (a collect store may be the deployment under test).
+var dataPrefixes = []string{"lockbench:collect:", "lockbench:referee:", "lockbench:resource:"}
+
+// IsData reports whether key is lockbench's own data that is no lock's (a collect store's
+// results, a referee's marks): never deleted by the cleanup, and no sign that a prefix also
+// begins someone else's keys.
+func IsData(key string) bool {
+	for _, p := range dataPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckPrefix returns an error unless prefix is long enough to attach with (MinPrefixLen).
 func CheckPrefix(prefix string) error {
 	if n := len([]rune(prefix)); n < MinPrefixLen {

@@ -151,6 +151,8 @@ func TestFindAndForeign(t *testing.T) {
 	ctx := context.Background()
 	ours := []string{"lb:1", "lb:2", "redisson_lock_queue:{lb:1}", "rueidislock:0:lb:2", "{lb:1}:o:1:rwlock_timeout:1"}
 	theirs := []string{"lb:cfg", "lb:1x", "lb:01", "app:lb:1", "x{lb:1}", "redisson_lock_queue:{lb:x}", "lb"}
+	data := []string{"lockbench:collect:{r}:list", "lockbench:referee:{r}:violations"} // lockbench's, no lock's
+	theirs = append(theirs, data...)
 	for _, k := range append(slices.Clone(ours), theirs...) {
 		if err := c.Do(ctx, c.B().Set().Key(k).Value("v").Build()).Error(); err != nil {
 			t.Fatal(err)
@@ -177,5 +179,14 @@ func TestFindAndForeign(t *testing.T) {
 	}
 	if few, err := k.Foreign(ctx, c, 2, 1000); err != nil || len(few) != 2 {
 		t.Errorf("Foreign(max 2) = %v, %v", few, err)
+	}
+	// A collect store's results and a referee's marks are lockbench's: they make the default
+	// prefix no less specific, and are none of its locks, so the cleanup keeps them.
+	lb := keyspace.New("lockbench:")
+	if foreign, err := lb.Foreign(ctx, c, 10, 1000); err != nil || len(foreign) != 0 {
+		t.Errorf("Foreign of lockbench: = %v, %v; want none: %v are lockbench's data", foreign, err, data)
+	}
+	if found, err := lb.Find(ctx, c); err != nil || len(found) != 0 {
+		t.Errorf("Find of lockbench: = %v, %v; want no lock's key", found, err)
 	}
 }

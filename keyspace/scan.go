@@ -62,7 +62,8 @@ func (k *Keyspace) Find(ctx context.Context, c rueidis.Client) ([]Key, error) {
 }
 
 // Foreign scans the keys of the node c is connected to that start with k's prefix, and returns
-// up to max of them that are not lockbench's: a prefix that begins someone else's names too.
+// up to max of them that are not lockbench's (IsData aside): a prefix that begins someone else's
+// names too.
 // It stops at max, or after looking at limit names starting with the prefix (a sample: a large
 // keyspace is not walked to its end for this).
 func (k *Keyspace) Foreign(ctx context.Context, c rueidis.Client, max, limit int) ([]string, error) {
@@ -71,7 +72,7 @@ func (k *Keyspace) Foreign(ctx context.Context, c rueidis.Client, max, limit int
 	err := Scan(ctx, c, k.PrefixGlob(), func(keys []string) (bool, error) {
 		for _, name := range keys {
 			looked++
-			if !k.Owns(name) && len(out) < max {
+			if !k.Owns(name) && !IsData(name) && len(out) < max {
 				out = append(out, name)
 			}
 		}
