@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -225,6 +226,12 @@ func (w *rueidislockWorker) Lock(ctx context.Context, name string) error {
 			if canceled {
 				return ctx.Err()
 			}
+			// WithContext retries every failure, the server's refusals and timeouts included,
+			// and never returns one: a refused run made 0 acquisitions and 0 errors (issue 36).
+			// One attempt that reports its answer tells a lock held by others from a failure.
+			if held, err := w.try(ctx, name); held || err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -239,6 +246,37 @@ func (w *rueidislockWorker) Lock(ctx context.Context, name string) error {
 		w.held[name] = h
 		return nil
 	}
+}
+
+// try makes one attempt at name with rueidislock.TryWithContext, which, unlike WithContext,
+// returns the server's answer: held reports that it took the lock; err is the failure of an
+// attempt that was not merely beaten by another holder (a refusal, a timeout), or ctx's error.
+func (w *rueidislockWorker) try(ctx context.Context, name string) (held bool, err error) {
+	lctx, lcancel := context.WithCancel(w.l.base)
+	stop := context.AfterFunc(ctx, lcancel)
+	hctx, unlock, err := w.l.rl.TryWithContext(lctx, name)
+	if !stop() {
+		if err == nil {
+			unlock()
+		}
+		lcancel()
+		return false, ctx.Err()
+	}
+	switch {
+	case errors.Is(err, rueidislock.ErrNotLocked):
+		lcancel()
+		return false, nil
+	case err != nil:
+		lcancel()
+		return false, fmt.Errorf("rueidislock: lock %q: %w", name, err)
+	}
+	h := &rueidisHold{ctx: hctx, unlock: unlock, cancel: lcancel}
+	if !w.l.track(h) {
+		h.release()
+		return false, fmt.Errorf("rueidislock: lock %q: %w", name, rueidislock.ErrLockerClosed)
+	}
+	w.held[name] = h
+	return true, nil
 }
 
 func (w *rueidislockWorker) Unlock(ctx context.Context, name string) error {

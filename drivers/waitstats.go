@@ -18,6 +18,10 @@ type WaitStats struct {
 	// lock, a free slot in the pub/sub pool, or the server's confirmation (and unsubscribes not
 	// confirmed in time).
 	SubscribeTimeouts int64
+	// SubscribeRefusals is subscriptions the server refused with an error reply (NOPERM for an
+	// ACL user without SUBSCRIBE), and SubscribeRefusal the first one's message.
+	SubscribeRefusals int64
+	SubscribeRefusal  string
 }
 
 // Sub returns w minus before, keeping w's Channels and PeakChannels (a peak over the whole
@@ -31,6 +35,8 @@ func (w WaitStats) Sub(before WaitStats) WaitStats {
 		WokenByMessage:    w.WokenByMessage - before.WokenByMessage,
 		EndedWithoutWake:  w.EndedWithoutWake - before.EndedWithoutWake,
 		SubscribeTimeouts: w.SubscribeTimeouts - before.SubscribeTimeouts,
+		SubscribeRefusals: w.SubscribeRefusals - before.SubscribeRefusals,
+		SubscribeRefusal:  w.SubscribeRefusal,
 	}
 }
 
@@ -51,12 +57,15 @@ func (l *redissonLocker) WaitStats() WaitStats { return l.subs.waitStats() }
 // queue and hand-overs wait without pub/sub and are not counted here.
 func (b *lockcoreBase) WaitStats() WaitStats {
 	s := b.c.Stats()
+	refusals, refusal := b.c.SubscribeRefusals()
 	return WaitStats{
-		Subscribes:       s.Subscribes,
-		Unsubscribes:     s.Unsubscribes,
-		PeakChannels:     s.PeakChannels,
-		Channels:         s.Channels,
-		WokenByMessage:   s.WakeUps,
-		EndedWithoutWake: s.TimedWaits,
+		SubscribeRefusals: refusals,
+		SubscribeRefusal:  refusal,
+		Subscribes:        s.Subscribes,
+		Unsubscribes:      s.Unsubscribes,
+		PeakChannels:      s.PeakChannels,
+		Channels:          s.Channels,
+		WokenByMessage:    s.WakeUps,
+		EndedWithoutWake:  s.TimedWaits,
 	}
 }

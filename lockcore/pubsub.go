@@ -2,8 +2,10 @@ package lockcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -92,4 +94,36 @@ func (c *Client) subscribedKind() string {
 		return "ssubscribe"
 	}
 	return "subscribe"
+}
+
+// subscribeRefusals counts the server's refusals of a waiter's (S)SUBSCRIBE, e.g. NOPERM for an
+// ACL user without it, and keeps the first reply. Waiters still get their locks, by retrying
+// after the TTL, only slowly: without this count a refused subscription went unreported
+// (issue 36). Its methods are safe for concurrent use.
+type subscribeRefusals struct {
+	n     atomic.Int64
+	first atomic.Pointer[string]
+}
+
+// add counts err if it is the server's error reply; a lost connection or a closed client is no
+// refusal, and is retried as before.
+func (r *subscribeRefusals) add(err error) {
+	var re *rueidis.RedisError
+	if !errors.As(err, &re) {
+		return
+	}
+	r.n.Add(1)
+	msg := err.Error()
+	r.first.CompareAndSwap(nil, &msg)
+}
+
+// SubscribeRefusals returns how many of the waiters' (S)SUBSCRIBE commands the server refused so
+// far (an error reply, such as NOPERM from an ACL user without the command or channel), and the
+// first refusal's message ("" when none). Waiters whose subscription is refused still acquire,
+// by polling at the lock's TTL, so a caller that wants to know must ask.
+func (c *Client) SubscribeRefusals() (n int64, first string) {
+	if p := c.waiters.refused.first.Load(); p != nil {
+		first = *p
+	}
+	return c.waiters.refused.n.Load(), first
 }

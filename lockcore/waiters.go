@@ -19,6 +19,7 @@ type waitTable struct {
 	// unsubscribed (else the late UNSUBSCRIBE would cancel the new SUBSCRIBE on the server).
 	queues  map[string]*waitQueue
 	closing map[string]*waitQueue
+	refused subscribeRefusals // pubsub.go
 }
 
 // waitQueue is the local waiters of one lock.
@@ -256,6 +257,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 			// Unsubscribed: by us (stop is closed and the loop ends), or by someone else.
 			continue
 		}
+		t.refused.add(err)
 		select {
 		case <-q.stop:
 			return

@@ -10,6 +10,9 @@ type Stats struct {
 	Acquire, Release, Cycle *hdrhistogram.Histogram
 	Acquisitions            int64
 	Errors                  map[string]int64
+	// ErrorSamples keeps up to MaxErrorSamples distinct messages per error kind; nil when no
+	// recorder kept one.
+	ErrorSamples map[string][]string
 
 	// Service is the open loop's acquire latency from the actual start (see
 	// NewOpenLoopRecorder); nil when no recorder kept one.
@@ -52,6 +55,7 @@ func Merge(rs ...*Recorder) *Stats {
 		for kind, n := range r.errors {
 			s.Errors[kind] += n
 		}
+		s.ErrorSamples = mergeSamples(s.ErrorSamples, r.samples)
 	}
 	s.Acquisitions = s.Cycle.TotalCount()
 	return s

@@ -149,6 +149,8 @@ func (g *Merger) Add(p *Run) error {
 	m.FencingViolations += p.FencingViolations
 	m.MaxConcurrentReaders = max(m.MaxConcurrentReaders, p.MaxConcurrentReaders)
 	m.ErrorsByKind = addCounts(m.ErrorsByKind, p.ErrorsByKind)
+	m.ErrorSamples = mergeSamples(m.ErrorSamples, p.ErrorSamples)
+	m.ServerErrors = mergeServerErrors(m.ServerErrors, p.ServerErrors)
 	m.RedisCommands += p.RedisCommands
 	m.RedisCommandsByName = addCounts(m.RedisCommandsByName, p.RedisCommandsByName)
 	m.ClientCPUUS += p.ClientCPUUS
@@ -342,6 +344,7 @@ func (g *Merger) Run() (Run, error) {
 	}
 	m := g.m
 	m.ErrorsByKind = maps.Clone(m.ErrorsByKind)
+	m.ErrorSamples = cloneSamples(m.ErrorSamples)
 	m.Checkers = slices.Clone(m.Checkers)
 	if m.Referee != nil {
 		ref := *m.Referee

@@ -30,6 +30,8 @@ const (
 type Recorder struct {
 	acquire, release, cycle *hdrhistogram.Histogram
 	errors                  map[string]int64
+	// samples keeps the first MaxErrorSamples distinct messages of each error kind (see ErrorWith).
+	samples map[string][]string
 	// service and lag serve an open loop (see NewOpenLoopRecorder): nil and 0 otherwise.
 	service *hdrhistogram.Histogram
 	lag     time.Duration
@@ -116,6 +118,17 @@ func (r *Recorder) Error(kind string) {
 			iv.kinds[kind]++
 		}
 		iv.mu.Unlock()
+	}
+}
+
+// ErrorWith counts one failed operation of kind, as Error does, and keeps err's message among
+// the kind's first MaxErrorSamples distinct ones, so a result says why ("ERR max number of
+// clients reached"), not only how often. err may be nil. It allocates only while a kind has
+// fewer than MaxErrorSamples messages. It is not safe for concurrent use.
+func (r *Recorder) ErrorWith(kind string, err error) {
+	r.Error(kind)
+	if err != nil && len(r.samples[kind]) < MaxErrorSamples {
+		r.samples = addSample(r.samples, kind, err.Error())
 	}
 }
 

@@ -117,6 +117,9 @@ type Run struct {
 	MaxConcurrentReaders int64            `json:"max_concurrent_readers,omitempty"`
 	Errors               int64            `json:"errors"`
 	ErrorsByKind         map[string]int64 `json:"errors_by_kind,omitempty"`
+	// ErrorSamples keeps, per error kind, the first MaxErrorSamples distinct messages (redacted
+	// of the connection's password), so a count says what failed; nil when none was kept.
+	ErrorSamples map[string][]string `json:"error_samples,omitempty"`
 
 	// RedisCommands is the number of commands the servers executed during the
 	// measured phase, from INFO commandstats, leaving out lockbench's own
@@ -176,6 +179,13 @@ type Run struct {
 	// Fleet is the generator processes of a run made by several (lockbench run --procs,
 	// lockbench worker, lockbench merge).
 	Fleet *Fleet `json:"fleet,omitempty"`
+	// ServerErrors is what the servers refused during the measured phase (error replies by
+	// prefix, rejected connections, the user's ACL LOG); nil when they refused nothing or were
+	// not measured.
+	ServerErrors *ServerErrors `json:"server_errors,omitempty"`
+	// Failed gives, one sentence each, why lockbench run failed the run beyond its counted errors
+	// and violations: no acquisition at all, refusals by the servers, a stall. Empty otherwise.
+	Failed []string `json:"failed,omitempty"`
 	// Faults is the run's fault schedule (lockbench run --fault) and what became of each
 	// fault; nil for runs without faults.
 	Faults []Fault `json:"faults,omitempty"`
@@ -204,6 +214,7 @@ func (r *Run) Fill(s *Stats, elapsed time.Duration) error {
 	if len(s.Errors) > 0 {
 		r.ErrorsByKind = maps.Clone(s.Errors)
 	}
+	r.ErrorSamples = cloneSamples(s.ErrorSamples)
 	// Keep the per-acquisition ratios right whichever of Fill and the Set
 	// methods runs first.
 	r.setRatios()
@@ -287,6 +298,7 @@ func (r *Run) SetServerStats(delta ServerStats) {
 		r.Nodes = append(r.Nodes, NodeResult{Addr: n.Addr, Role: n.Role, Commands: n.Commands.Total(selfCommand), CPUUS: micros64(n.CPU)})
 	}
 	r.ServerCPUUS = micros64(cpu)
+	r.ServerErrors = delta.serverErrors()
 	r.SetCommands(masters)
 }
 

@@ -26,6 +26,12 @@ type NodeStats struct {
 	Commands CommandStats
 	// CPU is used_cpu_user + used_cpu_sys of the server process (all its threads).
 	CPU time.Duration
+	// ErrorReplies is INFO errorstats: error replies sent, by prefix (see ParseErrorStats).
+	// RejectedConnections is INFO stats' rejected_connections (maxclients), ConnectionsReceived
+	// its total_connections_received.
+	ErrorReplies        map[string]int64
+	RejectedConnections int64
+	ConnectionsReceived int64
 }
 
 // ServerStats is a snapshot of every measured server of a topology, one entry per node. It is a
@@ -47,7 +53,10 @@ func (after ServerStats) Sub(before ServerStats) ServerStats {
 		if !ok {
 			continue
 		}
-		out = append(out, NodeStats{Addr: a.Addr, Role: a.Role, Commands: a.Commands.Sub(b.Commands), CPU: a.CPU - b.CPU})
+		out = append(out, NodeStats{Addr: a.Addr, Role: a.Role, Commands: a.Commands.Sub(b.Commands), CPU: a.CPU - b.CPU,
+			ErrorReplies:        subCounts(a.ErrorReplies, b.ErrorReplies),
+			RejectedConnections: subCount(a.RejectedConnections, b.RejectedConnections),
+			ConnectionsReceived: subCount(a.ConnectionsReceived, b.ConnectionsReceived)})
 	}
 	return out
 }

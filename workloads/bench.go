@@ -334,4 +334,7 @@ settling:
 		Subscribes: d.Subscribes, Unsubscribes: d.Unsubscribes, PeakChannels: d.PeakChannels, ChannelsAfter: channels,
 		WokenByMessage: d.WokenByMessage, EndedWithoutWake: d.EndedWithoutWake, SubscribeTimeouts: d.SubscribeTimeouts,
 	})
+	// A refused subscription slows the waiters (they poll at the TTL) but fails no Lock: counted
+	// here, or it goes unreported (issue 36).
+	run.AddError(KindSubscribe, d.SubscribeRefusals, d.SubscribeRefusal)
 }

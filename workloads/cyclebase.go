@@ -71,7 +71,7 @@ func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder, er
 		}
 		return context.DeadlineExceeded
 	}
-	countError(rec, failureKind(kindAcquire, err))
+	countError(rec, failureKind(kindAcquire, err), err)
 	p.pause(ctx)
 	return nil
 }
@@ -84,18 +84,20 @@ func (p *cycleBase) released(ctx context.Context, rec *results.Recorder, err err
 	}
 	switch {
 	case errors.Is(err, drivers.ErrNotHeld):
-		countError(rec, "lease_lost")
+		countError(rec, "lease_lost", err)
 	case err != nil:
-		countError(rec, failureKind(kindRelease, err))
+		countError(rec, failureKind(kindRelease, err), err)
 		p.pause(ctx)
 	case rec != nil:
 		rec.Record(acquired.Sub(start), end.Sub(relStart), end.Sub(start))
 	}
 }
 
-func countError(rec *results.Recorder, kind string) {
+// countError counts one error of kind, keeping err's message among the kind's samples (see
+// results.Recorder.ErrorWith); err may be nil.
+func countError(rec *results.Recorder, kind string, err error) {
 	if rec != nil {
-		rec.Error(kind)
+		rec.ErrorWith(kind, err)
 	}
 }
 

@@ -27,6 +27,9 @@ const (
 	// key or channel it may not use (NOPERM). It is the deployment's setup, not the lock, and
 	// lockbench run names what the user lacks (see package acl).
 	KindACLRefused = "acl_refused"
+	// KindSubscribe is a waiter's (S)SUBSCRIBE the server refused (drivers.WaitStats): the
+	// waiters then poll instead of being woken, slower but with no failed Lock to show for it.
+	KindSubscribe = "subscribe"
 )
 
 // failureKind returns the error kind of an operation op (kindAcquire or kindRelease) that failed

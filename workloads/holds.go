@@ -48,7 +48,7 @@ func (h *holdCounts) counter(w drivers.Worker) drivers.HoldCounter {
 func (h *holdCounts) count(ctx context.Context, hc drivers.HoldCounter, name string, want int64, rec *results.Recorder) int64 {
 	n, err := hc.HoldCount(ctx, name)
 	if err != nil {
-		countError(rec, "hold_count")
+		countError(rec, "hold_count", err)
 		return -1
 	}
 	h.checks.Add(1)

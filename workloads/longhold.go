@@ -80,7 +80,7 @@ func (cy *longholdCycler) Cycle(ctx context.Context, rec *results.Recorder) erro
 	if cy.hc != nil {
 		n, err := cy.hc.HoldCount(cy.release, name)
 		if err != nil {
-			countError(rec, "hold_count")
+			countError(rec, "hold_count", err)
 		} else {
 			cy.r.holds.checks.Add(1)
 			lost = n == 0

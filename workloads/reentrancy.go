@@ -98,9 +98,9 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		case level == 1:
 			relErr = err
 		case errors.Is(err, drivers.ErrNotHeld):
-			countError(rec, "lease_lost")
+			countError(rec, "lease_lost", err)
 		case err != nil:
-			countError(rec, failureKind(kindRelease, err))
+			countError(rec, failureKind(kindRelease, err), err)
 		}
 	}
 	if taken < depth {
@@ -108,7 +108,7 @@ func (cy *reentrancyCycler) Cycle(ctx context.Context, rec *results.Recorder) er
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		countError(rec, "reentrant_acquire")
+		countError(rec, "reentrant_acquire", lockErr)
 		cy.pause(ctx)
 		return nil
 	}

@@ -71,7 +71,7 @@ func lacking(kind drivers.Kind) Cycler { return lackingCycler{"unsupported_" + k
 type lackingCycler struct{ errorKind string }
 
 func (c lackingCycler) Cycle(_ context.Context, rec *results.Recorder) error {
-	countError(rec, c.errorKind)
+	countError(rec, c.errorKind, nil)
 	return errLacksKind
 }
 

@@ -171,6 +171,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	run.TopologySpec = f.spec.String()
 	run.Net = f.net.String()
 	fr.record(&run)
+	run.RedactSamples(r.tgt.conn.Redact)
 	r.auditRun(ctx, &run)
 	for _, flt := range faultsFailed(&run) {
 		r.failed = true
@@ -179,11 +180,12 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	// With faults, errors are what the faults are expected to cause: reported, not a failure;
 	// so are lock keys they stranded with a TTL. Keys without one still fail the run.
 	if len(run.Faults) > 0 && run.Errors > 0 && (run.ErrorsByKind["leftover_keys"] == 0 || strandedOnly(&run)) {
-		ui.line("lockbench run: %s: %d errors under faults %v", name, run.Errors, run.ErrorsByKind)
+		ui.line("lockbench run: %s: %d errors under faults %v%s", name, run.Errors, run.ErrorsByKind, causeHint(&run))
 	} else if run.Errors > 0 {
 		r.failed = true
-		ui.line("lockbench run: %s: %d errors %v", name, run.Errors, run.ErrorsByKind)
+		ui.line("lockbench run: %s: %d errors %v%s", name, run.Errors, run.ErrorsByKind, causeHint(&run))
 	}
+	r.checkSilentZero(ctx, name, &run) // run_refusals.go
 	if run.ErrorsByKind[workloads.KindACLRefused] > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d operations refused by the server's ACL: %s", name, run.ErrorsByKind[workloads.KindACLRefused], r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))

@@ -264,7 +264,11 @@ func (n inspectNode) stats(ctx context.Context) (results.NodeStats, error) {
 	if err != nil {
 		return results.NodeStats{}, fmt.Errorf("%s: %w", n.addr, err)
 	}
-	return results.NodeStats{Addr: n.addr, Role: n.role, Commands: cmds, CPU: cpu}, nil
+	ns := results.NodeStats{Addr: n.addr, Role: n.role, Commands: cmds, CPU: cpu}
+	if err := n.refusalStats(ctx, &ns); err != nil { // run_refusals.go
+		return results.NodeStats{}, fmt.Errorf("%s: %w", n.addr, err)
+	}
+	return ns, nil
 }
 
 // redisVersion returns the first node's redis_version, or "" if it cannot be read.
