@@ -63,8 +63,21 @@ func (m *Mutex) TryLock(ctx context.Context, owner Owner, wait, lease time.Durat
 	return m.acquire(ctx, owner, wait, lease)
 }
 
-// acquire takes the lock, waiting up to wait (negative: until ctx ends).
+// acquire takes the lock, waiting up to wait (negative: until ctx ends). A grant that comes as
+// the Client closes (through Redis, racing with Close) is no hold the caller may count on: nothing
+// renews it any more. It is dropped from the table, left to run out with its lease in Redis as
+// Close leaves every lock, and the caller gets ErrClosed.
 func (m *Mutex) acquire(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
+	ok, err := m.take(ctx, owner, wait, lease)
+	if ok && m.c.closed.Load() {
+		m.c.holds.dropOwner(m.name, owner)
+		return false, ErrClosed
+	}
+	return ok, err
+}
+
+// take is acquire up to the grant.
+func (m *Mutex) take(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
 	c := m.c
 	la, err := c.begin(ctx, owner, lease)
 	if err != nil {
