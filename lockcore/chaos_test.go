@@ -343,6 +343,9 @@ func (r *chaosRun) run() {
 			workersDone.Go(func() { r.work(cc, w) })
 		}
 	}
+	for _, extra := range chaosExtras {
+		workersDone.Go(func() { extra(r) })
+	}
 	leaseCheckStop := make(chan struct{})
 	var leaseCheckDone sync.WaitGroup
 	leaseCheckDone.Go(func() { r.checkLeases(leaseCheckStop) })
@@ -379,6 +382,10 @@ func (r *chaosRun) run() {
 	}
 	r.chk.report()
 }
+
+// chaosExtras are loads of the run beside the workers, each registered by its own file's init so
+// that they stay apart: started with the workers, each returns by the end of the run.
+var chaosExtras []func(r *chaosRun)
 
 // waitTimeout waits for wg up to d and reports whether it finished.
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
