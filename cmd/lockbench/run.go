@@ -141,6 +141,7 @@ type runFlags struct {
 	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
 	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
+	stall      stallFlags     // --stall-threshold, --allow-stalls (run_stall.go)
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
@@ -196,13 +197,13 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
 	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
 	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
-	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name (lock names are the prefix and a number); on an attached deployment (--addr) lockbench deletes only the keys of its own shapes for it (the locks, e.g. lockbench:7, and their helper keys: see docs/run.md), never a key that merely contains it, and refuses a prefix shorter than 3 characters or one that begins keys that are not lockbench's")
+	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name (lock names are the prefix and a number); on an attached deployment (--addr) lockbench deletes only the keys of its own shapes for it (the locks, e.g. lockbench:7, and their helper keys: see docs/topologies.md), never a key that merely contains it, and refuses a prefix shorter than 3 characters or one that begins keys that are not lockbench's")
 	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog; lockcore on masters:N, RedLock: "+drivers.LockcoreRedLockDefaultLease.String()+" not renewed)")
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: before, between and after runs it deletes only the keys of its own shapes for --key-prefix (SCAN on every master, each key checked against the exact shapes), and refuses to start over such keys already there unless --clean-existing")
+	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: before, between and after runs it deletes only the keys of its own shapes for --key-prefix (SCAN on every master, each key checked against the exact shapes), and a run refuses to start over such keys already there (see --clean-existing)")
 	f.conn.add(fs)
 	fs.StringVar(&f.out, "out", "results", "directory for result files")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
@@ -227,6 +228,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.metrics.add(fs, c.name)
 	if c.name == cmdRun || c.name == cmdSweep {
 		f.abort.add(fs, c.name)
+		f.stall.add(fs)
 		f.pin.add(fs)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -414,6 +416,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
+		checks = append(checks, f.stall.check)
 		checks = append(checks, func() string { return f.pin.check(fs, f) })
 	}
 	for _, check := range checks {
@@ -491,6 +494,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if msg := checkAttachedFaults(f, tgt); msg != "" {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return exitUsage // nothing was measured
+	}
+	if tgt.provider == providerAttached {
+		refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix) // check_acl.go
+		if refuse != "" {
+			fmt.Fprintf(stderr, "lockbench run: %s\n", refuse)
+			return exitUsage // nothing was measured
+		}
+		for _, w := range warn {
+			ui.line("warning: %s", w)
+		}
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
