@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/preflight"
+	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -22,8 +23,12 @@ Examples:
 Output (stdout): one line per data node (version, mode, maxmemory and its policy, persistence,
 replicas, maxclients, PING round trip), then a "warning:" line for each risk. lockbench run
 records the same as the result file's "deployment".
+Before the preflight, check asks the first master whether the user may use the keys of
+--key-prefix (redis.acl_check_cmd, Redis 7.0+): a user whose keys are limited to another prefix
+is refused, with the --key-prefix to use when it can be found.
 Exit codes: 0 checked (warnings are advice), 1 the deployment did not answer, 2 bad input or a
-deployment that is not what --topology says or refuses the credentials or TLS.
+deployment that is not what --topology says, is not a Redis server, or refuses the credentials,
+TLS, database, INFO or the keys of --key-prefix.
 `
 
 // checkCommand is lockbench check: the preflight of a deployment, without a run.
@@ -37,6 +42,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringSliceVar(&f.addrs, "addr", nil, "the deployment, as lockbench run takes it (host:port, redis://, rediss://, unix://)")
 	f.conn.add(fs)
 	fs.IntVar(&f.cfg.Concurrency, "concurrency", 64, "workers per driver a run would have, for the maxclients check")
+	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "the --key-prefix a run would have: check asks the server whether the user may use its keys (ACL)")
 	help := fs.BoolP("help", "h", false, "show this help")
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockbench check: "+format+"\nRun 'lockbench check --help' for usage.\n", a...)
@@ -83,7 +89,13 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
+	refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix)
+	if refuse != "" {
+		fmt.Fprintf(stderr, "lockbench check: %s\n", refuse)
+		return exitUsage
+	}
 	d := tgt.deployment(ctx, f.cfg.Concurrency)
+	d.Warnings = append(d.Warnings, warn...)
 	fmt.Fprintf(stdout, "%s deployment at %s, %d data nodes\n", spec, tgt.conn, len(d.Nodes))
 	if err := preflight.Write(stdout, d); err != nil {
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/conn/conntest"
 	"github.com/redis/rueidis"
@@ -120,5 +121,48 @@ func TestCheckSentinelQuorumOne(t *testing.T) {
 	}
 	if !strings.Contains(out, "sentinel quorum 1 for master "+s.MasterName()) {
 		t.Errorf("check does not flag quorum 1:\n%s", out)
+	}
+}
+
+// A user whose keys are limited to bench:* ('lockbench acl --key-prefix bench:'), given the
+// default prefix: check, run and sweep refuse it before any load (exit 2), naming the
+// --key-prefix to use, where the old run measured and then listed ~18 refused commands.
+func TestPrefixACLCheckedUpFront(t *testing.T) {
+	t.Parallel()
+	srv := redistest.NewServer(t)
+	for _, user := range []string{"bench", "ops"} {
+		args := acl.SetUser(acl.Options{User: user, KeyPrefix: "bench:", Password: connTestPassword})
+		if err := adminDo(t, srv.Addr(), args...).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pw := conntest.PasswordFile(t, connTestPassword)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"check, default prefix", []string{"check", "--addr", "redis://bench@" + srv.Addr(), "--password-file", pw}, exitUsage, "run with --key-prefix bench:"},
+		{"run, default prefix", []string{"run", "--addr", "redis://bench@" + srv.Addr(), "--password-file", pw, "--duration", "1s", "--warmup", "0s", "--no-results"}, exitUsage, "run with --key-prefix bench:"},
+		{"sweep, default prefix", []string{"sweep", "--addr", "redis://bench@" + srv.Addr(), "--password-file", pw, "--duration", "1s", "--warmup", "0s", "--no-results"}, exitUsage, "run with --key-prefix bench:"},
+		// A user whose name says nothing about its prefix, and who may not read its own
+		// rules: the message says what to give.
+		{"check, another user", []string{"check", "--addr", "redis://ops@" + srv.Addr(), "--password-file", pw}, exitUsage, "give --key-prefix the prefix its key patterns (~…) allow"},
+		{"check, its prefix", []string{"check", "--addr", "redis://bench@" + srv.Addr(), "--password-file", pw, "--key-prefix", "bench:"}, exitOK, "single deployment at"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := dispatch(tc.args, &out, &errb)
+			all := out.String() + errb.String()
+			if code != tc.code || !strings.Contains(all, tc.want) {
+				t.Errorf("exit %d, output %q; want exit %d containing %q", code, all, tc.code, tc.want)
+			}
+			if strings.Contains(all, "acq/s") {
+				t.Errorf("measured before refusing:\n%s", all)
+			}
+			assertNoPassword(t, "", map[string]string{"output": all})
+		})
 	}
 }

@@ -141,7 +141,6 @@ type runFlags struct {
 	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
 	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
-	stall      stallFlags     // --stall-threshold, --allow-stalls (run_stall.go)
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
@@ -228,7 +227,6 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.metrics.add(fs, c.name)
 	if c.name == cmdRun || c.name == cmdSweep {
 		f.abort.add(fs, c.name)
-		f.stall.add(fs)
 		f.pin.add(fs)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -416,7 +414,6 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
-		checks = append(checks, f.stall.check)
 		checks = append(checks, func() string { return f.pin.check(fs, f) })
 	}
 	for _, check := range checks {
@@ -494,16 +491,6 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if msg := checkAttachedFaults(f, tgt); msg != "" {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return exitUsage // nothing was measured
-	}
-	if tgt.provider == providerAttached {
-		refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix) // check_acl.go
-		if refuse != "" {
-			fmt.Fprintf(stderr, "lockbench run: %s\n", refuse)
-			return exitUsage // nothing was measured
-		}
-		for _, w := range warn {
-			ui.line("warning: %s", w)
-		}
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
