@@ -492,6 +492,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return exitUsage // nothing was measured
 	}
+	if tgt.provider == providerAttached {
+		refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix) // check_acl.go
+		if refuse != "" {
+			fmt.Fprintf(stderr, "lockbench run: %s\n", refuse)
+			return exitUsage // nothing was measured
+		}
+		for _, w := range warn {
+			ui.line("warning: %s", w)
+		}
+	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
 	if msg, code := checkAttachedKeyspace(ctx, f, tgt, file, ui); msg != "" {
