@@ -183,6 +183,9 @@ type Run struct {
 	// prefix, rejected connections, the user's ACL LOG); nil when they refused nothing or were
 	// not measured.
 	ServerErrors *ServerErrors `json:"server_errors,omitempty"`
+	// ServerStall is the measured phase's longest wait for a master's answer to lockbench's
+	// PING, when it reached --stall-threshold; nil otherwise.
+	ServerStall *ServerStall `json:"server_stall,omitempty"`
 	// Failed gives, one sentence each, why lockbench run failed the run beyond its counted errors
 	// and violations: no acquisition at all, refusals by the servers, a stall. Empty otherwise.
 	Failed []string `json:"failed,omitempty"`

@@ -207,3 +207,15 @@ func mergeServerErrors(a, b *ServerErrors) *ServerErrors {
 	a.ConnectionsReceived = max(a.ConnectionsReceived, b.ConnectionsReceived)
 	return a
 }
+
+// ServerStall is the longest time during a measured phase that a master left lockbench's PING
+// unanswered, when it reached the run's threshold (lockbench run --stall-threshold). It is a
+// plain value.
+type ServerStall struct {
+	// Addr is the master; AtS is when the stall began, in seconds from the start of the measured
+	// phase; LongestS how long it lasted within the phase; ThresholdS the threshold it reached.
+	Addr       string  `json:"addr"`
+	AtS        float64 `json:"at_s"`
+	LongestS   float64 `json:"longest_s"`
+	ThresholdS float64 `json:"threshold_s"`
+}

@@ -141,6 +141,7 @@ type runFlags struct {
 	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
 	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
+	stall      stallFlags     // --stall-threshold, --allow-stalls (run_stall.go)
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
@@ -227,6 +228,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	f.metrics.add(fs, c.name)
 	if c.name == cmdRun || c.name == cmdSweep {
 		f.abort.add(fs, c.name)
+		f.stall.add(fs)
 		f.pin.add(fs)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
@@ -414,6 +416,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, f, command) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, f, command) })
+		checks = append(checks, f.stall.check)
 		checks = append(checks, func() string { return f.pin.check(fs, f) })
 	}
 	for _, check := range checks {

@@ -135,7 +135,12 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		Progress:    ui.progress,
 		Live:        f.metrics.live(metrics.Labels{Driver: name, Workload: f.workload, Topology: f.spec.String(), Round: round, Step: r.step}, r.abort),
 	}
-	fr := r.withFaults(ctx, &plan) // run_faults.go
+	fr := r.withFaults(ctx, &plan)                      // run_faults.go
+	stalls := r.tgt.watchStalls(ctx, f.stall.threshold) // run_stall.go
+	defer stalls.stop()
+	if f.stall.bounded(f) && plan.ServerStats != nil {
+		plan.ServerStats = stalls.guard(f.stall.threshold, plan.ServerStats)
+	}
 	var run results.Run
 	var err error
 	switch {
@@ -146,6 +151,8 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	default:
 		run, err = r.runHere(ctx, plan)
 	}
+	silent, _ := stalls.silentNow(f.stall.threshold)
+	stalls.stop()
 	ui.clear()
 	switch {
 	case errors.Is(err, drivers.ErrUnsupported):
@@ -172,7 +179,11 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	run.Net = f.net.String()
 	fr.record(&run)
 	run.RedactSamples(r.tgt.conn.Redact)
-	r.auditRun(ctx, &run)
+	if silent != "" && f.stall.bounded(f) {
+		ui.line("lockbench run: %s: post-run audit skipped: %s is not answering", name, silent)
+	} else {
+		r.auditRun(ctx, &run)
+	}
 	for _, flt := range faultsFailed(&run) {
 		r.failed = true
 		ui.line("lockbench run: %s: fault %s failed: %s", name, flt.Spec, flt.Error)
@@ -186,6 +197,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		ui.line("lockbench run: %s: %d errors %v%s", name, run.Errors, run.ErrorsByKind, causeHint(&run))
 	}
 	r.checkSilentZero(ctx, name, &run) // run_refusals.go
+	r.checkStall(name, &run, stalls)
 	if run.ErrorsByKind[workloads.KindACLRefused] > 0 {
 		r.failed = true
 		ui.line("lockbench run: %s: %d operations refused by the server's ACL: %s", name, run.ErrorsByKind[workloads.KindACLRefused], r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))
