@@ -106,7 +106,7 @@ func (c *Client) runTasks(ctx context.Context) {
 		if now > t.until {
 			continue
 		}
-		if err := t.run(ctx); err != nil && !isRedisReply(err) {
+		if err := t.run(ctx); err != nil && (!isRedisReply(err) || transientReply(err)) {
 			left = append(left, t)
 		}
 	}
@@ -146,6 +146,23 @@ func (c *Client) resolveLater(name, field string) {
 	case c.doubts.wake <- struct{}{}:
 	default:
 	}
+}
+
+// transientReply reports whether err is an error reply that the same call may not get later: the
+// server refused a write for now (OOM under maxmemory), runs a long script, is loading its data
+// or has no master. A clean-up refused so is retried as an unanswered one is.
+func transientReply(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	if !ok || re.IsNil() {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range []string{"OOM ", "BUSY ", "LOADING ", "TRYAGAIN ", "MASTERDOWN "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // isRedisReply reports whether err is an answer from Redis (an error reply, nil included).

@@ -162,9 +162,10 @@ func (m *FairMutex) leave(ctx context.Context, field string) {
 	}
 	ctx, cancel := context.WithTimeout(detach(ctx), c.opt.LeaseTime)
 	defer cancel()
-	if err := leave(ctx); err != nil && !isRedisReply(err) {
-		// Unanswered (a partition): the entry would hold up the waiters behind it until its
-		// deadline; the resolver sends it again once Redis answers.
+	if err := leave(ctx); err != nil && (!isRedisReply(err) || transientReply(err)) {
+		// Unanswered (a partition), or refused for now (OOM: the waiters behind move up by a
+		// write): the entry would hold up the waiters behind it until its deadline; the
+		// resolver sends it again until Redis takes it.
 		c.retryLater(leave, c.opt.LeaseTime)
 	}
 }

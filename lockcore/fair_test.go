@@ -594,3 +594,54 @@ func testFairMutualExclusionAndReentry(t *testing.T, e *testEnv) {
 	}
 	e.assertNoKeys(t)
 }
+
+// Audit 2 (found by TestChaos's OOM episodes): a waiter that gives up leaves the queue, and its
+// leave moves the waiters behind it up by a write (ZINCRBY) that a server over maxmemory refuses.
+// Refused, the leave was dropped as if answered, and the entry held up the waiters behind it
+// until its deadline (one fair wait time, 5 s, past the lock's expiry); it is retried now, as an
+// unanswered one is, and goes once the server takes writes again.
+func TestFairLeaveRefusedByOOMIsRetried(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	other := e.client(t, Options{})
+	ctx := ctxT(t, 30*time.Second)
+	name := "fairoom"
+	queue, _ := fairKeys(name)
+	holder := other.NewOwner()
+	if err := other.FairMutex(name).Lock(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	w1, w2 := c.NewOwner(), other.NewOwner()
+	w1ctx, giveUp := context.WithCancel(ctx)
+	got1 := make(chan error, 1)
+	go func() { _, err := c.FairMutex(name).TryLock(w1ctx, w1, 20*time.Second, 0); got1 <- err }()
+	waitFor(t, func() bool { return len(queued(t, e, queue)) == 1 })
+	got2 := make(chan error, 1)
+	go func() {
+		ok, err := other.FairMutex(name).TryLock(ctx, w2, 20*time.Second, 0)
+		if ok {
+			err = other.FairMutex(name).Unlock(ctx, w2)
+		}
+		got2 <- err
+	}()
+	waitFor(t, func() bool { return len(queued(t, e, queue)) == 2 })
+	e.do(t, "CONFIG", "SET", "maxmemory", "1")
+	giveUp()
+	<-got1
+	time.Sleep(100 * time.Millisecond)
+	e.do(t, "CONFIG", "SET", "maxmemory", "0")
+	deadline := time.Now().Add(3 * time.Second)
+	for q := queued(t, e, queue); len(q) != 1 || q[0] != w2.Field(); q = queued(t, e, queue) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the waiter that gave up is still queued 3 s after the server took writes again: %v (w1 %s)", q, w1.Field())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := other.FairMutex(name).Unlock(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got2; err != nil {
+		t.Fatalf("the waiter behind: %v", err)
+	}
+	waitFor(t, func() bool { return len(e.keys(t)) == 0 })
+}
