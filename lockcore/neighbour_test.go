@@ -21,6 +21,7 @@ type neighbour struct {
 	rdb, sub rueidis.Client
 	name     string
 	field    string
+	lease    string // ms; "" for Redisson's 30000
 }
 
 // newNeighbour connects a neighbour to e's server through a proxy adding rtt to each round
@@ -47,7 +48,7 @@ func newNeighbour(t *testing.T, e *testEnv, name string, rtt time.Duration) *nei
 
 // try runs Redisson's lock script once: held, or the lock's PTTL.
 func (nb *neighbour) try(ctx context.Context) (bool, time.Duration, error) {
-	pttl, err := lockScript.exec(ctx, nb.rdb, []string{nb.name}, []string{"30000", nb.field}).AsInt64()
+	pttl, err := lockScript.exec(ctx, nb.rdb, []string{nb.name}, []string{nb.leaseArg(), nb.field}).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return true, 0, nil
 	}
@@ -112,7 +113,14 @@ func (nb *neighbour) lock(ctx context.Context) (int, error) {
 
 func (nb *neighbour) unlock(ctx context.Context) error {
 	return unlockScript.exec(ctx, nb.rdb, []string{nb.name, channelName(nb.name)},
-		[]string{unlockMessage, "30000", nb.field, "publish"}).Error()
+		[]string{unlockMessage, nb.leaseArg(), nb.field, "publish"}).Error()
+}
+
+func (nb *neighbour) leaseArg() string {
+	if nb.lease == "" {
+		return "30000"
+	}
+	return nb.lease
 }
 
 // heldHot keeps the Mutex name of c busy with workers goroutines that each take it, hold it for
