@@ -248,6 +248,9 @@ func TestDoubtOutlivesTheReleasingHold(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The key goes with the resolver's HDEL, before the resolver has read the reply and
+	// counted it: wait for the count.
+	waitFor(t, func() bool { return c.Stats().Resolved >= 1 })
 	if s := c.Stats(); s.Doubts != 1 || s.Resolved != 1 {
 		t.Errorf("doubts %d, resolved %d; want the one, resolved", s.Doubts, s.Resolved)
 	}
