@@ -133,3 +133,35 @@ func TestDoubtLeavesReadHoldAlone(t *testing.T) {
 	}
 	waitFor(t, func() bool { return len(e.keys(t)) == 0 })
 }
+
+// Finding 6, the batched lock operation: a Mutex attempt that goes out in a batch script (two
+// or more operations gathered) must refuse a read-write lock's hash holding its owner's read field
+// as the single lock script does.
+func TestBatchLockNeverReentersReadHash(t *testing.T) {
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 10*time.Second)
+	name := "batchread"
+	m := c.NewOwner()
+	if err := c.RWMutex(name).RLock(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	res := batchScript.exec(ctx, c.rdb, []string{name, "batchread-other"},
+		[]string{c.publishCmd, "l", "30000", m.Field(), "l", "30000", m.Field()})
+	vals, err := res.ToArray()
+	if err != nil || len(vals) != 2 {
+		t.Fatalf("batch: %v, %v", vals, err)
+	}
+	if _, err := vals[0].AsInt64(); err != nil {
+		kv, _ := e.do(t, "HGETALL", name).AsStrMap()
+		t.Fatalf("the batched lock operation re-entered a read-locked hash through its owner's read field: %v; key %v", err, kv)
+	}
+	if _, err := vals[1].AsInt64(); !rueidis.IsRedisNil(err) {
+		t.Fatalf("the batch's other operation, on a free lock: %v, want granted", err)
+	}
+	e.do(t, "DEL", "batchread-other")
+	if err := c.RWMutex(name).RUnlock(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNoKeys(t)
+}
