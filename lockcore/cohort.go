@@ -55,7 +55,8 @@ type cohort struct {
 	// back for a waiter outside that heard the release (else for pollers, see outside.go).
 	holdBack time.Duration
 	heard    bool
-	// polled is when a chain's end last held back for pollers (Client.now).
+	// polled is when a chain's end last held back for pollers, or the cohort was made
+	// (Client.now).
 	polled int64
 }
 
@@ -117,6 +118,9 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 	e := s.co[name]
 	if e == nil {
 		e = cohortPool.Get().(*cohort)
+		// The poller window comes after pollerEvery of contention, not at a new cohort's
+		// first chain: on many keys cohorts come and go, and each would stall 60 ms.
+		e.polled = c.now()
 		s.co[name] = e
 	}
 	if !e.busy || e.holder == owner {
@@ -505,13 +509,13 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfiel
 				e = cohortPool.Get().(*cohort)
 				e.busy = true
 				s.co[name] = e
-				e.holder, e.handoffs, e.since = w.owner, 0, now
+				e.holder, e.handoffs, e.since, e.polled = w.owner, 0, now, now
 			}
 			c.stats.passes.Add(1)
 			w.wake <- turnHanded
 		case e == nil:
 			e = cohortPool.Get().(*cohort)
-			e.busy = true
+			e.busy, e.polled = true, now
 			s.co[name] = e
 			w.wake <- turnAttempt
 		default:
