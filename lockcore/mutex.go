@@ -277,6 +277,9 @@ func (c *Client) releaseGrant(ctx context.Context, name, field, leaseArg string)
 // Unlock releases one hold of owner on the lock. When the count reaches zero the lock passes to
 // a local waiter, if one is queued (see cohort.go), or the key is deleted and "0" is published on
 // the unlock channel. It returns an error wrapping ErrNotOwner when owner does not hold the lock.
+// When the release of an inner hold (owner held the lock more than once) fails, with no reply or
+// an error reply, Unlock returns the error and the hold counts one less, as Redisson counts it:
+// the outer hold stands, still renewed, and its own Unlock releases the lock for good.
 func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 	if owner.IsZero() {
 		return ErrNoOwner
