@@ -207,7 +207,11 @@ func (c *Client) Renewals() int64 { return c.renewals.Load() }
 // Locks still held are not released; their leases run out. Close is idempotent.
 func (c *Client) Close() {
 	c.closeMu.Do(func() {
+		// Under the waiter table's mutex, so that no waiter starts a subscription goroutine
+		// (bg.Add) once bg.Wait may have begun: see waitTable.join.
+		c.waiters.mu.Lock()
 		c.closed.Store(true)
+		c.waiters.mu.Unlock()
 		c.cancel()
 		c.bg.Wait()
 		if c.ownClient {

@@ -52,6 +52,13 @@ func (t *waitTable) init(c *Client) {
 // join registers a waiter for channel, subscribing if it is the first.
 func (t *waitTable) join(channel string) *waitQueue {
 	t.mu.Lock()
+	if t.c.closed.Load() {
+		// Close has begun (it sets closed under t.mu, then waits for the background
+		// goroutines): start no subscription it would not wait for. The queue is nobody's;
+		// the caller's wait ends with the Client's context.
+		t.mu.Unlock()
+		return &waitQueue{channel: channel, refs: 1, stopped: true, ready: make(chan struct{})}
+	}
 	q := t.queues[channel]
 	if q == nil {
 		q = &waitQueue{
