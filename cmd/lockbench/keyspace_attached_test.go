@@ -35,8 +35,8 @@ type keyState struct {
 	pttl int64
 }
 
-// fillUnrelated writes unrelatedKeys and 1,000 more, of every type, every other one with a TTL
-// of an hour, and returns the state of each.
+// fillUnrelated writes unrelatedKeys and 1,000 more, of every type (string, hash, list, set,
+// zset, stream), each type half with a TTL of an hour, and returns the state of each.
 func fillUnrelated(t *testing.T, c rueidis.Client) map[string]keyState {
 	t.Helper()
 	ctx := context.Background()
@@ -61,7 +61,7 @@ func fillUnrelated(t *testing.T, c rueidis.Client) map[string]keyState {
 		case 5:
 			cmds = append(cmds, c.B().Xadd().Key(k).Id("*").FieldValue().FieldValue("f", v).Build())
 		}
-		if i%2 == 1 {
+		if (i/6)%2 == 1 { // every type, with and without a TTL
 			cmds = append(cmds, c.B().Pexpire().Key(k).Milliseconds(3_600_000).Build())
 		}
 	}
@@ -185,8 +185,14 @@ func TestAttachedRunTouchesOnlyItsOwnKeys(t *testing.T) {
 	}
 	defer rdb.Close()
 	before := fillUnrelated(t, rdb)
-	if len(before) < 1000 {
-		t.Fatalf("%d unrelated keys, want at least 1,000", len(before))
+	withTTL := 0
+	for _, st := range before {
+		if st.pttl > 0 {
+			withTTL++
+		}
+	}
+	if len(before) < 1000 || withTTL == 0 || withTTL == len(before) {
+		t.Fatalf("%d unrelated keys, %d with a TTL: want at least 1,000, some with and some without", len(before), withTTL)
 	}
 
 	run := func(args ...string) (int, string, string) {
