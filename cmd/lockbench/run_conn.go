@@ -49,6 +49,13 @@ const emptyAddr = "--addr is empty (an unset variable?): give the deployment's a
 // check builds the settings for the --addr addresses of spec, and returns the message for
 // bad input, or "". Without --addr the connection flags have nothing to connect to.
 func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, netem bool) string {
+	for _, name := range []string{"collect", "referee"} {
+		// The other flags that take an address: given empty, each would quietly turn its
+		// feature off (results by file, no referee).
+		if fl := fs.Lookup(name); fl != nil && fs.Changed(name) && strings.TrimSpace(fl.Value.String()) == "" {
+			return "--" + name + " is empty (an unset variable?): give its address, or leave --" + name + " out"
+		}
+	}
 	if len(addrs) == 0 && fs.Changed("addr") {
 		// --addr "" or --addr "$REDIS_ADDR" with the variable unset: starting a private Redis
 		// instead would give numbers that look like the deployment's.
