@@ -8,7 +8,9 @@ const MaxAuditKeys = 20
 // audit). Leftovers fail the run like errors: lockbench run adds them to Errors under the kind
 // "leftover_keys". It is a plain value.
 type Audit struct {
-	// Masters is how many masters were scanned; Pattern the SCAN MATCH pattern used.
+	// Masters is how many masters were scanned; Pattern the SCAN MATCH patterns used, space
+	// separated: "*" on a deployment lockbench started, the globs of lockbench's key shapes on
+	// one it attached to (where each key found must also be of a shape: package keyspace).
 	Masters int    `json:"masters"`
 	Pattern string `json:"pattern"`
 	// Leftovers is the keys found that should not outlive a run: lock keys, fair-lock queue
