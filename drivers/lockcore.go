@@ -78,6 +78,10 @@ type lockcoreBase struct {
 
 // openLockcore connects a lockcore Client to the deployment of topology t in cfg.
 func openLockcore(cfg Config, t, driver string, tune lockcoreTuning) (*lockcoreBase, error) {
+	if cfg.Lease > 0 && cfg.Lease < time.Millisecond {
+		// Every lockcore lock call would refuse it; say so once, before connecting.
+		return nil, fmt.Errorf("%s: lease %v is below 1ms: %w", driver, cfg.Lease, lockcore.ErrShortLease)
+	}
 	ro, err := rueidisOption(cfg, t)
 	if err != nil {
 		return nil, err
