@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/conn/conntest"
+	"github.com/lockbench/lockbench/drivers"
 )
 
 // refusedRun runs lockbench run as connTestUser, set up on a fresh server by the ACL SETUSER
@@ -83,5 +85,47 @@ func TestMaxClientsNamesItsCause(t *testing.T) {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb)
 		}
+	}
+}
+
+// neverDriver is a lock that is never granted and never fails: Lock waits until its context
+// ends, as a library that retries every failure inside its wait does. A negative control, so
+// that no "every driver" loop runs it; the test binary, re-run as lockbench, has it too.
+type neverDriver struct{}
+
+func init() { drivers.RegisterControl(neverDriver{}) }
+
+func (neverDriver) Name() string        { return "never-test" }
+func (neverDriver) Kinds() drivers.Kind { return drivers.KindMutex }
+func (neverDriver) Open(context.Context, drivers.Config) (drivers.Locker, error) {
+	return neverDriver{}, nil
+}
+func (d neverDriver) NewWorker() drivers.Worker          { return d }
+func (neverDriver) Settings() map[string]string          { return nil }
+func (neverDriver) Close() error                         { return nil }
+func (neverDriver) Unlock(context.Context, string) error { return drivers.ErrNotHeld }
+func (neverDriver) Lock(ctx context.Context, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Issue 36, Deliver 2: a run with 0 acquisitions and 0 errors exited 0. It fails, and says so in
+// the summary and the result.
+func TestZeroAcquisitionsFailTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--driver", "never-test", "--concurrency", "2", "--keys", "2",
+		"--duration", "300ms", "--warmup", "0s", "--out", dir)
+	code, out := finish(t, cmd, errb)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailure, out, errb)
+	}
+	if !strings.Contains(errb.String(), "FAILED: 0 acquisitions") {
+		t.Errorf("stderr does not say why:\n%s", errb)
+	}
+	f := readResult(t, dir)
+	if len(f.Runs) != 1 || len(f.Runs[0].Failed) == 0 || !strings.Contains(f.Runs[0].Failed[0], "0 acquisitions") {
+		t.Errorf("the result does not say why the run failed: %+v", f.Runs)
 	}
 }
