@@ -534,12 +534,13 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfiel
 		return orphan
 	case releasedPassed:
 		// The chain goes on (a pass is a grant inside it, the lock never free in Redis); the
-		// hand-overs in a row start again from this trip through Redis. Nobody outside heard
-		// the release: the hold-back for outside waiters starts over.
+		// hand-overs in a row start again from this trip through Redis. The hold-back for
+		// outside waiters stays: a pass may also come from this Client's own subscription
+		// being counted while it is still being set up (waitTable.own errs towards it), with
+		// an outside waiter there; only a chain's end heard by nobody outside starts it over.
 		s.m[name] = newHold(w.owner, wfield, w.la.arg, w.la.d, w.la.watchdog, sent)
 		e.holder = w.owner
 		e.handoffs = 0
-		e.outside = 0
 		c.stats.passes.Add(1)
 		w.wake <- turnHanded
 		return orphan

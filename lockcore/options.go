@@ -93,7 +93,7 @@ type Options struct {
 	// after a release that Redis reports other clients subscribed to hear (they are woken by the
 	// release message and try at once). Each time the lock is still free after the hold-back
 	// (the outside waiter is further away than that), the next one doubles, up to 32 times; a
-	// release nobody outside hears starts it over. A release that ended a chain (see
+	// chain's end nobody outside hears starts it over. A release that ended a chain (see
 	// HandoffWindow) heard by nobody outside holds back only once a second, for three
 	// HandoffWindows, for pollers that never subscribe (see outside.go). Default
 	// DefaultHandoffYield; negative: no hold-back at all.

@@ -12,8 +12,8 @@ import "time"
 // of its round trips (the message's way out, its attempt's way in) to take the lock, which this
 // Client cannot know; so the hold-back starts at Options.HandoffYield and doubles, up to
 // maxOutsideShift times, after each release heard outside whose hold-back still found the lock
-// free (the outside waiter did not make it in time). A release that nobody outside hears starts
-// it over.
+// free (the outside waiter did not make it in time). A chain's end that nobody outside hears
+// starts it over (not a pass: see settle).
 //
 // A release nobody outside hears (the end of a chain, see chainOver) holds back only every
 // pollerEvery, for pollerYieldChains chains' worth of HandoffWindow: a contender that polls
