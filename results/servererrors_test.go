@@ -77,3 +77,21 @@ func TestErrorSamples(t *testing.T) {
 		t.Errorf("after AddError: errors %d, samples %q", r.Errors, r.ErrorSamples)
 	}
 }
+
+func TestWriteFailed(t *testing.T) {
+	var buf strings.Builder
+	if err := WriteFailed(&buf, []Run{{Driver: "naive"}}); err != nil || buf.Len() != 0 {
+		t.Fatalf("a healthy run wrote %q, %v", buf.String(), err)
+	}
+	runs := []Run{{Driver: "redislock", ErrorsByKind: map[string]int64{"acquire": 738},
+		ErrorSamples: map[string][]string{"acquire": {"ERR max number of clients reached"}},
+		Failed:       []string{"STALL: 127.0.0.1:6379 did not answer for 2.0s"}}}
+	if err := WriteFailed(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"redislock: STALL: 127.0.0.1:6379", "redislock: 738 acquire errors, e.g. ERR max number of clients reached"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+}

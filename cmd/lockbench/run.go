@@ -573,6 +573,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if err := results.WriteFaults(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: faults: %v\n", err)
 		}
+		if err := results.WriteFailed(stdout, file.Runs); err != nil {
+			fmt.Fprintf(stderr, "lockbench run: failed: %v\n", err)
+		}
 	}
 	thresholdsFailed := 0
 	if len(f.thresholds) > 0 {

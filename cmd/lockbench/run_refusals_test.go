@@ -38,19 +38,6 @@ func TestRueidislockRefusedScriptsFailTheRun(t *testing.T) {
 	}
 }
 
-// The same with the keys refused: a --key-prefix outside the user's key pattern.
-func TestRueidislockRefusedKeysFailTheRun(t *testing.T) {
-	t.Parallel()
-	code, errs, out := refusedRun(t, []string{"~bench:*", "&*", "+@all"},
-		"--driver", "rueidislock", "--concurrency", "2", "--keys", "2", "--duration", "1s")
-	if code != exitFailure {
-		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailure, out, errs)
-	}
-	if !strings.Contains(errs, "NOPERM") {
-		t.Errorf("stderr does not give the server's answer:\n%s", errs)
-	}
-}
-
 // Issue 36, defect 3: a user without SUBSCRIBE ran lockcore with waiters in two processes (one
 // process's waiters queue locally and never subscribe), made grants and exited 0 with no error.
 // The refused subscriptions are errors of kind subscribe, with the server's message.
