@@ -46,7 +46,11 @@ type Shape struct {
 	// cleanup counts keys by it.
 	Pattern string
 	// Glob is the SCAN MATCH pattern that finds every key of the shape, and others: a prefilter.
+	// It is among the key patterns acl.KeyPatterns grants.
 	Glob string
+	// scan is the glob Globs scans with for the shape: Glob, or one that covers several shapes'
+	// (every SCAN walks the whole keyspace of a node, so fewer globs cost less).
+	scan string
 	re   *regexp.Regexp
 }
 
@@ -82,6 +86,7 @@ func New(prefix string) *Keyspace {
 			Name:    name,
 			Pattern: family + ":" + tagShown + tailShown,
 			Glob:    family + ":" + tagGlob,
+			scan:    "redisson_*:" + tagGlob, // the four families of Redisson's helper keys at once
 			re:      regexp.MustCompile("^" + family + ":" + tag + tail + "$"),
 		}
 	}
@@ -104,13 +109,19 @@ func (k *Keyspace) Prefix() string { return k.prefix }
 // Shapes returns the shapes, the lock first.
 func (k *Keyspace) Shapes() []Shape { return slices.Clone(k.shapes) }
 
-// Globs returns the SCAN MATCH globs that together find every key of the keyspace, each once
-// (a prefix with a hash tag of its own gives the lock and the read-write timeouts one glob).
+// Globs returns the SCAN MATCH globs that together find every key of the keyspace: four, as
+// one glob finds the keys of Redisson's four helper families (queue, timeout, token, latch),
+// and three when the prefix has a hash tag of its own (the lock's glob finds the read-write
+// timeouts too). A key they find must still pass Match.
 func (k *Keyspace) Globs() []string {
 	var out []string
 	for _, s := range k.shapes {
-		if !slices.Contains(out, s.Glob) {
-			out = append(out, s.Glob)
+		g := s.scan
+		if g == "" {
+			g = s.Glob
+		}
+		if !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
 	return out
