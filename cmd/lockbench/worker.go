@@ -108,6 +108,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
 		return exitFailure
 	default:
+		run.RedactSamples(tgt.conn.Redact) // error messages leave the process redacted
 		run.TopologySpec = f.spec.String()
 		run.Net = f.net.String()
 		run.Fleet.RunID = f.collect.runID
