@@ -22,8 +22,9 @@ import (
 
 // defaultStallThreshold is --stall-threshold's default: far above any healthy PING (well under a
 // millisecond on a LAN), above the second for which a heavily loaded machine was seen to
-// deschedule a process (a CI runner shared by several test binaries), below the 3 s reply
-// timeout after which the drivers' calls fail and a stall shows as errors anyway.
+// deschedule a process (a CI runner shared by several test binaries), and the drivers' reply
+// timeout (drivers.ReplyTimeout): a longer stall also fails calls as timeouts, a shorter one
+// fails none and is seen only here.
 const defaultStallThreshold = 2 * time.Second
 
 // stallPingEvery is how often each master is pinged: the resolution of a stall's length.

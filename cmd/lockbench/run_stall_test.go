@@ -28,9 +28,9 @@ func TestStalledServerFailsTheRun(t *testing.T) {
 			srv := redistest.NewServer(t)
 			dir := t.TempDir()
 			errb := &syncBuffer{}
-			// Stopped for 2 s: past a 1 s --stall-threshold (the default, 2 s, leaves room for a
-			// loaded machine), short of the drivers' 3 s reply timeout, so that no call fails and
-			// only the stall can tell.
+			// Stopped for 1.5 s: past a 1 s --stall-threshold (the default, 2 s, leaves room for
+			// a loaded machine), short of the drivers' 2 s reply timeout, so that no call fails
+			// and only the stall can tell.
 			cmd := lockbench(t, errb, append([]string{"run", "--addr", srv.Addr(), "--driver", "redislock", "--concurrency", "2",
 				"--keys", "2", "--lease", "30s", "--duration", "4s", "--warmup", "0s", "--stall-threshold", "1s", "--out", dir}, c.flags...)...)
 			deadline := time.Now().Add(60 * time.Second)
@@ -45,7 +45,7 @@ func TestStalledServerFailsTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { srv.Signal(syscall.SIGCONT) })
-			time.Sleep(2 * time.Second)
+			time.Sleep(1500 * time.Millisecond)
 			if err := srv.Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)
 			}
