@@ -132,6 +132,7 @@ func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, field, leas
 	// Sent detached from ctx, as Mutex does: a caller that gave up must still learn whether the
 	// attempt it sent took the lock.
 	sent := c.now()
+	c.holds.leaseMaySet(m.name, owner, sent, lease)
 	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, field, m.waitArg, now})
 	ms, err := res.AsInt64()
 	if err != nil {
@@ -190,6 +191,10 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 	}
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	sent := c.now()
+	if h != nil {
+		// An inner hold's release sets the lease again (PEXPIRE) if it runs.
+		c.holds.leaseMaySet(m.name, owner, sent, time.Duration(h.lease))
+	}
 	res := fairUnlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts, m.channel},
 		[]string{unlockMessage, leaseArg, field, now, c.publishCmd})
 	n, err := res.AsInt64()

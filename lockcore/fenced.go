@@ -107,6 +107,7 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 	// attempt it sent took the lock.
 	c.stats.attempts.Add(1)
 	sent := c.now()
+	c.holds.leaseMaySet(f.m.name, owner, sent, lease)
 	res := fencedLockScript.exec(detach(ctx), c.rdb, []string{f.m.name, f.token}, []string{leaseArg, field})
 	reply, err := res.AsIntSlice()
 	if err == nil && len(reply) != 2 {

@@ -81,6 +81,22 @@ func (h *hold) setLease(sent int64, lease time.Duration) {
 	}
 }
 
+// leaseMaySet records, before a call sent at sent that sets owner's lease of name to lease if it
+// runs (a re-entry, the release of an inner hold: both PEXPIRE), that the confirmed lease is at
+// most that from then on. Until the reply comes back the table would otherwise trust the longer
+// lease it had while Redis already keeps the shorter one, and a reply that comes back late from
+// an earlier call (a renewal) must not raise it past what this call sets. If the call fails, the
+// hold keeps the lower lease: it errs on the side of handing over less. No record of owner: a
+// first hold, nothing to lower.
+func (t *holdTable) leaseMaySet(name string, owner Owner, sent int64, lease time.Duration) {
+	s := t.shard(name)
+	s.mu.Lock()
+	if h := s.m[name]; h != nil && h.owner == owner && sent >= h.setAt {
+		h.expires, h.setAt = min(h.expires, sent+int64(lease)), sent
+	}
+	s.mu.Unlock()
+}
+
 // acquiredField records that owner now holds name in Redis through field (once more, if it held
 // it), granted by a call sent at sent (Client.now): the lease runs from no earlier than that. The
 // field is not owner's own after a hand-over (cohort.go), or after a retirement (doubt.go); a

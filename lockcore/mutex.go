@@ -204,6 +204,7 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 	// release it. rueidis' connection timeouts bound the wait on a dead server. Only a wait in
 	// the batch queue, before anything is sent, ends with ctx.
 	sent := c.now()
+	c.holds.leaseMaySet(m.name, owner, sent, la.d)
 	pttl, err := c.run(ctx, opLock, m.name, la.arg, field)
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
@@ -308,6 +309,10 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 		}
 		n, err = c.run(ctx, opPass, m.name, leaseArg, field, wfield, wlease, c.waiters.own(channelName(m.name)))
 	} else {
+		if h != nil {
+			// An inner hold's release sets the lease again (PEXPIRE) if it runs.
+			c.holds.leaseMaySet(m.name, owner, sent, time.Duration(h.lease))
+		}
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
 	}
 	if err != nil && !rueidis.IsRedisNil(err) && c.holds.releaseFailed(m.name, h, unknownOutcome(err)) {
