@@ -3,11 +3,31 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
 	"github.com/redis/rueidis"
 )
+
+// prefixAllowed runs checkPrefixACL for lockbench command cmd (run, sweep) on a deployment it
+// attached to, before anything is measured: it prints a refusal to stderr and reports false, or
+// prints the warnings as progress lines and reports true. A topology lockbench started grants
+// everything.
+func (t *target) prefixAllowed(ctx context.Context, cmd, prefix string, ui *progressUI, stderr io.Writer) bool {
+	if t.provider != providerAttached {
+		return true
+	}
+	refuse, warn := t.checkPrefixACL(ctx, prefix)
+	if refuse != "" {
+		fmt.Fprintf(stderr, "lockbench %s: %s\n", cmd, refuse)
+		return false
+	}
+	for _, w := range warn {
+		ui.line("warning: %s", w)
+	}
+	return true
+}
 
 // checkPrefixACL asks the first master, before anything is measured, whether the user may use
 // lockbench's keys under prefix (acl.Diagnose: one EVAL of redis.acl_check_cmd, which runs

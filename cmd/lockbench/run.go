@@ -495,15 +495,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return exitUsage // nothing was measured
 	}
-	if tgt.provider == providerAttached {
-		refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix) // check_acl.go
-		if refuse != "" {
-			fmt.Fprintf(stderr, "lockbench run: %s\n", refuse)
-			return exitUsage // nothing was measured
-		}
-		for _, w := range warn {
-			ui.line("warning: %s", w)
-		}
+	if !tgt.prefixAllowed(ctx, "run", f.cfg.KeyPrefix, ui, stderr) {
+		return exitUsage // nothing was measured
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))

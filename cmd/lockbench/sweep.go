@@ -114,15 +114,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
-	if tgt.provider == providerAttached {
-		refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix) // check_acl.go
-		if refuse != "" {
-			fmt.Fprintf(stderr, "lockbench sweep: %s\n", refuse)
-			return exitUsage // nothing was measured
-		}
-		for _, w := range warn {
-			ui.line("warning: %s", w)
-		}
+	if !tgt.prefixAllowed(ctx, "sweep", f.cfg.KeyPrefix, ui, stderr) {
+		return exitUsage // nothing was measured
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
