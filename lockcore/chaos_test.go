@@ -813,6 +813,7 @@ var chaosLeaseScript = rueidis.NewLuaScript(`return {redis.call('hexists', KEYS[
 // checkLeftovers is invariant 3: after every worker released and the longest lease ran out,
 // nothing is held, in Redis or in any Client.
 func (r *chaosRun) checkLeftovers() {
+	r.awaitFairDeadlines()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	keys, err := r.direct.Do(ctx, r.direct.B().Keys().Pattern("*").Build()).AsStrSlice()
@@ -907,6 +908,44 @@ func (r *chaosRun) staleFairQueue(ctx context.Context, k string) bool {
 		}
 	}
 	return true
+}
+
+// chaosFairDeadlineWait bounds how long checkLeftovers waits for fair queue entries still due.
+// An entry is due a fair wait time (DefaultFairWaitTime) after the one ahead of it, so a queue
+// of a few waiters left at the end is due within a few of them.
+const chaosFairDeadlineWait = 3 * DefaultFairWaitTime
+
+// awaitFairDeadlines waits, up to chaosFairDeadlineWait, until every fair queue entry in Redis
+// is past its deadline. A waiter that gave up near the end of the run may have been queued
+// again by its own attempt arriving after its leave, or its leave refused (an OOM episode) with
+// its Client closed before the resolver could send it again: such an entry stays until its
+// deadline, which can lie a few seconds past the check (a CI-length run saw one due 270 ms after
+// it), and the fair lock then passes it by. staleFairQueue accepts it only once that is so; an
+// entry still due after the wait is a leftover.
+func (r *chaosRun) awaitFairDeadlines() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	keys, err := r.direct.Do(ctx, r.direct.B().Keys().Pattern("redisson_lock_timeout:*").Build()).AsStrSlice()
+	if err != nil {
+		return // checkLeftovers reports what it cannot read
+	}
+	var last time.Time
+	for _, k := range keys {
+		items, err := r.direct.Do(ctx, r.direct.B().Zrange().Key(k).Min("0").Max("-1").Withscores().Build()).AsZScores()
+		if err != nil {
+			return
+		}
+		for _, it := range items {
+			if due := time.UnixMilli(int64(it.Score)); due.After(last) {
+				last = due
+			}
+		}
+	}
+	if wait := time.Until(last); wait > 0 {
+		wait = min(wait+50*time.Millisecond, chaosFairDeadlineWait)
+		r.t.Logf("chaos: a fair queue entry is due %v after the end of the run: waiting %v for it before checking leftovers", time.Until(last).Round(time.Millisecond), wait.Round(time.Millisecond))
+		time.Sleep(wait)
+	}
 }
 
 // holdersOf names the workers whose Owner fields are among the keys of fields.
