@@ -19,8 +19,9 @@ import (
 // sub-millisecond and zero leases on every kind, an operation whose script errors batched with
 // other operations, and a Redisson-like waiter behind a 5–20 ms proxy on a lock one Client keeps
 // hot. Their own invariant (reported with t.Errorf, as "invariant 6"): every outside waiter is
-// granted within the stated bound (outsideBound) whenever the hot Client had no fault around its
-// wait, and a grant is never hidden by another operation's error.
+// granted within chaosOutsideCeiling (or twice the stated bound, outsideBound, if longer)
+// whenever the hot Client had no fault around its wait, and a grant is never hidden by another
+// operation's error. TestSubscribedNeighbourBound holds the waiter to the stated bound itself.
 func init() {
 	chaosExtras = append(chaosExtras, chaosShortLeases, chaosBatchError, chaosOutsideWaiter)
 }
@@ -217,14 +218,16 @@ func chaosOutsideWaiter(r *chaosRun) {
 		defer rc.Close()
 		*p = rc
 	}
-	// As TestSubscribedNeighbourBound takes it on a loaded machine, times six rather than two:
-	// under -race the run's other clients, faults and OOM episodes load the same two cores.
-	// 60 s runs came within 80% of the doubled bound (545 ms of 700 at 13 ms), and two CI-length
-	// runs at once (as CI runs lockcore beside the other packages) went past the tripled one (864
-	// ms of 705 at 10 ms, 893 of 771 at 13 ms). A starving waiter, the fault this catches, was
-	// never granted at all (0 grants in 3 rounds of 5 s at 6 ms before issue 43's fix).
+	// stated is the bound TestSubscribedNeighbourBound holds the waiter to, at the round trip a
+	// loaded machine gives it (2R + 2 ms), doubled. Here the wait is held to a ceiling instead:
+	// under -race the run's other clients, faults and OOM episodes load the same two cores, and
+	// two CI-length runs at once (as CI runs lockcore beside the other packages) saw waits of
+	// 845-893 ms at 5-13 ms round trips, against stated bounds of 123-257 ms; what this
+	// invariant is for, a waiter starved by the hot Client's local queue, was never granted at all
+	// (0 grants in 3 rounds of 5 s at 6 ms before issue 43's fix). The stated bound is in the log.
 	loaded := 2*rtt + 2*time.Millisecond
-	bound := 6*outsideBound(loaded, hold, c.opt.HandoffWindow, c.opt.HandoffYield) + 4*rtt
+	stated := 2*outsideBound(loaded, hold, c.opt.HandoffWindow, c.opt.HandoffYield) + 4*rtt
+	bound := max(chaosOutsideCeiling, 2*stated)
 	var waits, checked int
 	var worst time.Duration
 	for time.Now().Before(stop.Add(-time.Second)) {
@@ -276,9 +279,12 @@ func chaosOutsideWaiter(r *chaosRun) {
 		}
 		ucancel()
 	}
-	r.t.Logf("chaos: outside waiter at %v round trip on c%d's hot lock: %d grants, %d with the client calm, worst %v (bound %v)",
-		rtt, cc.i, waits, checked, worst, bound)
+	r.t.Logf("chaos: outside waiter at %v round trip on c%d's hot lock: %d grants, %d with the client calm, worst %v (stated bound %v, checked against %v)",
+		rtt, cc.i, waits, checked, worst, stated, bound)
 }
+
+// chaosOutsideCeiling is the longest a calm outside waiter may wait in TestChaos (invariant 6).
+const chaosOutsideCeiling = 2 * time.Second
 
 // chaosOOMCount is how many commands the server has refused for OOM (INFO errorstats), -1 if it
 // cannot tell.
