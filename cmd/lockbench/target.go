@@ -32,8 +32,6 @@ const (
 	// cleanTimeout bounds the key deletion between runs on an attached deployment, whose
 	// keyspace may be large: past it lockbench warns and goes on.
 	cleanTimeout = 60 * time.Second
-	// cleanScanCount is SCAN's COUNT hint while looking for lockbench's keys.
-	cleanScanCount = 1000
 )
 
 // target is the Redis deployment the runs drive: a topology lockbench started (and stops), or
