@@ -58,6 +58,13 @@ type cohort struct {
 	// polled is when a chain's end last held back for pollers, or the cohort was made
 	// (Client.now).
 	polled int64
+	// sub is this Client's subscription to the lock's unlock channel, held from the first
+	// local waiter that queues until the cohort goes idle (see outside.go: a Client whose
+	// goroutines queue for a lock is a waiter other Clients must hear).
+	sub *waitQueue
+	// relMark is sub's message count read before the last release through Redis was sent
+	// (waitTable.mark): the hold-back after it ends early on a release by somebody else.
+	relMark uint64
 }
 
 // turn is what a queued waiter is told.
@@ -136,6 +143,9 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 	w.owner, w.la = owner, la
 	w.check = c.checkAfterLocked(s, name)
 	e.queue = append(e.queue, w)
+	if e.sub == nil {
+		e.sub = c.waiters.join(channelName(name))
+	}
 	return entryQueued, "", w
 }
 
@@ -299,6 +309,10 @@ func (c *Client) nextLocked(s *holdShard, name string, e *cohort, t turn) {
 	}
 	e.busy, e.holder = false, Owner{}
 	delete(s.co, name)
+	if e.sub != nil {
+		c.waiters.leave(e.sub)
+		e.sub = nil
+	}
 	// Nothing refers to an idle cohort once it leaves the map: every other reference is made
 	// under the shard's mutex, through the map.
 	e.handoffs, e.since = 0, 0
@@ -368,6 +382,7 @@ func (c *Client) startRelease(name string, owner Owner, local bool) (r release, 
 	}
 	r.next = e.popLocked()
 	r.nextField = c.fieldOfLocked(s, name, r.next.owner)
+	e.relMark = c.waiters.mark(e.sub)
 	return r, true
 }
 
@@ -570,21 +585,27 @@ func (c *Client) settle(name string, owner Owner, h *hold, w *localWaiter, wfiel
 	return orphan
 }
 
-// holdBackFor is how long the waiter given turnYield on name holds back (see outside.go).
-func (c *Client) holdBackFor(name string) time.Duration {
+// holdBackFor is how long the waiter given turnYield on name holds back (see outside.go), and
+// the subscription and message mark that may end it early (see waitTable.holdBack).
+func (c *Client) holdBackFor(name string) (time.Duration, *waitQueue, uint64) {
 	s := c.holds.shard(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.co[name]; e != nil && e.holdBack > 0 {
-		return e.holdBack
+	if e := s.co[name]; e != nil {
+		d := e.holdBack
+		if d <= 0 {
+			d = c.opt.HandoffYield
+		}
+		return d, e.sub, e.relMark
 	}
-	return c.opt.HandoffYield
+	return c.opt.HandoffYield, nil, 0
 }
 
 // heldBack tells name's cohort how the first attempt after a hold-back went: granted means the
 // lock was still free, so an outside waiter that heard the release did not make it in time and
 // the next hold-back for one doubles (up to maxOutsideShift); refused means someone outside
-// took it, and the hold-back stays.
+// took it, and the hold-back stays. granted is false also when the hold-back ended on a release
+// by somebody else (the outside waiter made it in time, held the lock and let it go).
 func (c *Client) heldBack(name string, granted bool) {
 	s := c.holds.shard(name)
 	s.mu.Lock()

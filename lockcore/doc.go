@@ -128,7 +128,11 @@
 // holds back Options.HandoffYield, doubled (up to 32 times) after each release whose hold-back
 // still found the lock free, so that a remote waiter woken by the message gets its turn however
 // far away it is (up to about 60 ms); if not, it attempts at once, except once a second, when it
-// holds back three HandoffWindows for pollers that never subscribe. HandoffLimit < 0 is strict mode:
+// holds back three HandoffWindows for pollers that never subscribe. A hold-back ends early once
+// another client has taken the lock and released it. While goroutines of a Client queue for a
+// lock, the Client stays subscribed to its channel, so that another lockcore Client hears it
+// waiting: two processes on one hot lock take turns of about HandoffLimit grants each, whatever
+// the round trip between them. HandoffLimit < 0 is strict mode:
 // every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
 // counts hand-overs, passes and yields.
 //

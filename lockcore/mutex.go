@@ -84,7 +84,7 @@ func (m *Mutex) take(ctx context.Context, owner Owner, wait, lease time.Duration
 		return false, err
 	}
 	if !m.local {
-		return m.acquireRedis(ctx, owner, "", la, wait, 0)
+		return m.acquireRedis(ctx, owner, "", la, wait, holdBack{})
 	}
 	var deadline time.Time
 	if wait > 0 {
@@ -94,7 +94,7 @@ func (m *Mutex) take(ctx context.Context, owner Owner, wait, lease time.Duration
 	switch kind {
 	case entryReentry:
 		// Through the hold's field, which is not owner's own when the lock was handed over.
-		return m.acquireRedis(ctx, owner, field, la, wait, 0)
+		return m.acquireRedis(ctx, owner, field, la, wait, holdBack{})
 	case entryBusy:
 		// Another local owner holds the lock or is acquiring it: Redis would say taken.
 		return false, nil
@@ -109,9 +109,9 @@ func (m *Mutex) take(ctx context.Context, owner Owner, wait, lease time.Duration
 		case 0:
 			return false, err
 		}
-		var holdBack time.Duration
+		var hb holdBack
 		if t == turnYield {
-			holdBack = c.holdBackFor(m.name)
+			hb.d, hb.q, hb.mark = c.holdBackFor(m.name)
 		}
 		if wait > 0 {
 			if wait = time.Until(deadline); wait <= 0 {
@@ -119,9 +119,9 @@ func (m *Mutex) take(ctx context.Context, owner Owner, wait, lease time.Duration
 				return false, nil
 			}
 		}
-		return m.attempt(ctx, owner, la, wait, holdBack)
+		return m.attempt(ctx, owner, la, wait, hb)
 	}
-	return m.attempt(ctx, owner, la, wait, 0)
+	return m.attempt(ctx, owner, la, wait, holdBack{})
 }
 
 // turnAfterClose settles turn t given to owner's queued acquisition of name as the Client
@@ -140,10 +140,10 @@ func (c *Client) turnAfterClose(name string, owner Owner, t turn) error {
 
 // attempt acquires through Redis as the one local goroutine doing so, and tells the local queue
 // how it went: a holder to hand over from, or the next waiter's turn to attempt.
-func (m *Mutex) attempt(ctx context.Context, owner Owner, la leaseArgs, wait, holdBack time.Duration) (bool, error) {
+func (m *Mutex) attempt(ctx context.Context, owner Owner, la leaseArgs, wait time.Duration, hb holdBack) (bool, error) {
 	ok, err := false, ctx.Err()
 	if err == nil {
-		ok, err = m.acquireRedis(ctx, owner, "", la, wait, holdBack)
+		ok, err = m.acquireRedis(ctx, owner, "", la, wait, hb)
 	}
 	if ok {
 		m.c.holding(m.name, owner)
@@ -153,30 +153,39 @@ func (m *Mutex) attempt(ctx context.Context, owner Owner, la leaseArgs, wait, ho
 	return ok, err
 }
 
+// holdBack is how long a waiter given turnYield holds back before its first attempt, and what
+// may end it early (see waitTable.holdBack); zero: no hold-back.
+type holdBack struct {
+	d    time.Duration
+	q    *waitQueue
+	mark uint64
+}
+
 // acquireRedis takes the lock through Redis with field, waiting up to wait (negative: until ctx
-// ends). With holdBack it sleeps that long before its first attempt (see turnYield).
-func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la leaseArgs, wait, holdBack time.Duration) (bool, error) {
+// ends). With hb it holds back first (see turnYield).
+func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la leaseArgs, wait time.Duration, hb holdBack) (bool, error) {
 	c := m.c
-	if holdBack > 0 {
+	foreign := false
+	if hb.d > 0 {
 		if wait > 0 {
-			holdBack = min(holdBack, wait)
-			// A wait that runs out during the hold-back still makes its one attempt.
-			wait = max(wait-holdBack, 0)
+			hb.d = min(hb.d, wait)
 		}
-		t := time.NewTimer(holdBack)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false, ctx.Err()
-		case <-c.ctx.Done():
-			t.Stop()
+		start := time.Now()
+		foreign = c.waiters.holdBack(hb.q, hb.mark, hb.d, ctx.Done(), c.ctx.Done())
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if c.ctx.Err() != nil {
 			return false, ErrClosed
+		}
+		if wait > 0 {
+			// A wait that runs out during the hold-back still makes its one attempt.
+			wait = max(wait-time.Since(start), 0)
 		}
 	}
 	ttl, err := m.try(ctx, owner, field, la)
-	if holdBack > 0 {
-		c.heldBack(m.name, err == nil && ttl < 0)
+	if hb.d > 0 {
+		c.heldBack(m.name, err == nil && ttl < 0 && !foreign)
 	}
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err

@@ -377,10 +377,11 @@ func testWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T, e *testEnv) {
 		}()
 	}
 	// Without the local queue every waiter waits on the shared subscription; with it one waits
-	// there (the one attempt in flight) and the others in the local queue.
+	// there (the one attempt in flight) and the others in the local queue, which holds the
+	// subscription too while anyone is queued (a second ref, see outside.go).
 	inRedis, local := waiters, 0
 	if !b.opt.NoLocalQueue {
-		inRedis, local = 1, waiters-1
+		inRedis, local = 2, waiters-1
 	}
 	waitFor(t, func() bool {
 		b.waiters.mu.Lock()

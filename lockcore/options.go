@@ -93,7 +93,9 @@ type Options struct {
 	// after a release that Redis reports other clients subscribed to hear (they are woken by the
 	// release message and try at once). Each time the lock is still free after the hold-back
 	// (the outside waiter is further away than that), the next one doubles, up to 32 times; a
-	// chain's end nobody outside hears starts it over. A release that ended a chain (see
+	// chain's end nobody outside hears starts it over. A hold-back ends early, and does not
+	// double the next, once another client has taken the lock and released it (the unlock
+	// message after the Client's own). A release that ended a chain (see
 	// HandoffWindow) heard by nobody outside holds back only once a second, for three
 	// HandoffWindows, for pollers that never subscribe (see outside.go). Default
 	// DefaultHandoffYield; negative: no hold-back at all.

@@ -1,6 +1,7 @@
 package lockcore
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,11 +30,21 @@ type waitQueue struct {
 	parked  []*waiter // FIFO of waiters sleeping for a wake-up
 	permits int       // wake-ups that arrived while nobody was parked
 	stopped bool
+	// msgs counts the unlock messages the subscription received; watching is the hold-backs
+	// that end once it reaches their mark (see holdBack).
+	msgs     uint64
+	watching []watch
 
 	ready     chan struct{} // closed once the subscription is confirmed
 	readyOnce sync.Once
 	stop      chan struct{} // closed when the last waiter leaves
 	done      chan struct{} // closed when the subscription goroutine has ended
+}
+
+// watch is a hold-back that ends once its queue has received until unlock messages.
+type watch struct {
+	until uint64
+	w     *waiter
 }
 
 // waiter is one parked goroutine; wake has room for one wake-up so delivery never blocks.
@@ -250,6 +261,7 @@ func (t *waitTable) subscribe(q *waitQueue, prev *waitQueue) {
 		confirmedBefore = true
 		t.c.stats.subscribes.Add(1)
 		err := rdb.Receive(ctx, t.c.subscribeCmd(q.channel), func(m rueidis.PubSubMessage) {
+			t.heard(q)
 			if m.Message == wakeAllMessage {
 				t.wakeAll(q)
 			} else {
@@ -286,4 +298,81 @@ func (t *waitTable) finish(q *waitQueue) {
 	}
 	t.mu.Unlock()
 	close(q.done)
+}
+
+// mark returns how many unlock messages q has received so far: a release sent after it reads
+// it will, if q's subscription is counted, add exactly one (its own PUBLISH). Nil q: 0.
+func (t *waitTable) mark(q *waitQueue) uint64 {
+	if q == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return q.msgs
+}
+
+// heard counts one unlock message on q and ends the hold-backs it completes.
+func (t *waitTable) heard(q *waitQueue) {
+	t.mu.Lock()
+	q.msgs++
+	kept := q.watching[:0]
+	for _, w := range q.watching {
+		if q.msgs >= w.until {
+			w.w.wake <- struct{}{}
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(q.watching[len(kept):])
+	q.watching = kept
+	t.mu.Unlock()
+}
+
+// holdBack sleeps d, or less: it ends early once q has received two unlock messages since
+// mark (see mark) — the release that mark preceded, and a release by somebody else, who must
+// have taken the lock meanwhile: the outside waiter the hold-back was for has had its turn and
+// given the lock back. It reports whether it saw that second message (foreign), and returns
+// early without it when done1 or done2 close. A nil q sleeps d.
+func (t *waitTable) holdBack(q *waitQueue, mark uint64, d time.Duration, done1, done2 <-chan struct{}) (foreign bool) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	if q == nil {
+		select {
+		case <-timer.C:
+		case <-done1:
+		case <-done2:
+		}
+		return false
+	}
+	until := mark + 2
+	t.mu.Lock()
+	if q.msgs >= until {
+		t.mu.Unlock()
+		return true
+	}
+	w := waiterPool.Get().(*waiter)
+	q.watching = append(q.watching, watch{until: until, w: w})
+	t.mu.Unlock()
+	woken := false
+	select {
+	case <-w.wake:
+		woken = true
+	case <-timer.C:
+	case <-done1:
+	case <-done2:
+	}
+	t.mu.Lock()
+	if !woken {
+		if i := slices.IndexFunc(q.watching, func(x watch) bool { return x.w == w }); i >= 0 {
+			q.watching = slices.Delete(q.watching, i, i+1)
+		} else {
+			// Ended by a message that raced with the timer: take its wake-up.
+			<-w.wake
+			woken = true
+		}
+	}
+	foreign = woken || q.msgs >= until
+	t.mu.Unlock()
+	waiterPool.Put(w)
+	return foreign
 }
