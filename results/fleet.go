@@ -77,6 +77,9 @@ type ProcessResult struct {
 	// that ran different builds.
 	Version string `json:"version,omitempty"`
 	Image   string `json:"image,omitempty"`
+	// Net is the network conditions lockbench put between this process's clients and Redis
+	// (its --net: lockbench run --net, or --net-proc for this process); empty: none.
+	Net string `json:"net,omitempty"`
 	// Clock is how the process placed itself on the deployment's clock; nil when it did not
 	// (a result from before, or a process given no start time).
 	Clock *ClockSync `json:"clock,omitempty"`

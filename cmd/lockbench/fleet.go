@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/fleet"
+	"github.com/lockbench/lockbench/netem"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
@@ -47,14 +48,23 @@ type fleetFlags struct {
 	stalls      []string // the worker's --stall AT+FOR
 	// stallPlan is stalls as the workload carries them out (workloads.Plan.Stalls).
 	stallPlan []workloads.Stall
+	// procNets is run's --net-proc I:SPEC, procNet the conditions it gives process I (over
+	// --net); fleetNet is the worker's --fleet-net, the whole fleet's conditions as its result
+	// records them (see netOfFleet).
+	procNets []string
+	procNet  map[int]netem.Conditions
+	fleetNet string
 }
 
 // addFleetFlags adds --procs to run, and the worker's flags to worker.
 func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	if cmd == cmdRun {
 		fs.IntVar(&ff.procs, "procs", 1, "generator processes: lockbench starts this many 'lockbench worker' processes of itself, each with its own driver clients and --concurrency workers, all starting at one time, and merges their histograms; the safety checker spans them (shared memory). 1: this process alone")
+		fs.StringArrayVar(&ff.procNets, "net-proc", nil, "network conditions of one generator process, over --net, repeatable: INDEX:SPEC, SPEC as for --net (e.g. --procs 2 --net-proc 1:latency=5ms: process 1 is 10 ms of round trip away, process 0 direct); the result names every process's conditions")
 		return
 	}
+	fs.StringVar(&ff.fleetNet, "fleet-net", "", "the network conditions of the whole run, as its result records them (lockbench run --procs passes it with --net-proc)")
+	_ = fs.MarkHidden("fleet-net")
 	fs.IntVar(&ff.procs, "procs", 1, "how many generator processes the run has, here and elsewhere (this is one of them)")
 	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
 	fs.StringVar(&ff.slotEnv, "task-slot-env", "", "take the index from this environment variable, which holds a 1-based task slot (Docker Swarm: set it to {{.Task.Slot}} in the service's environment; index = slot - 1), instead of --index")
@@ -73,7 +83,7 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, maxProcs)
 	}
 	if cmd == cmdRun {
-		return ""
+		return checkProcNets(ff)
 	}
 	if ff.clock != clockRedis && ff.clock != clockLocal {
 		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
@@ -196,8 +206,13 @@ func workerArgs(f *runFlags, addrs []string, masterName, driver string, index in
 	if arena != "" {
 		args = append(args, "--check-arena", arena)
 	}
-	if n := f.net.String(); n != "" {
+	if n := netOfProc(f, index); n != "" {
 		args = append(args, "--net", n) // each process puts the conditions on its own connections
+	}
+	if len(f.fleet.procNet) > 0 {
+		// Every share of the run records the same conditions, the whole fleet's, so that they
+		// merge; each process's own are in its fleet entry.
+		args = append(args, "--fleet-net", netOfFleet(f))
 	}
 	// The one place a run's settings are divided over its processes: an open loop's --rate R
 	// gives each process R/procs, so that together they arrive at R. Each process seeds its own
@@ -312,7 +327,7 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int, fr *fau
 		return run, err
 	}
 	r.afterFleet(ctx, driver, runID, &run)
-	run.Net = f.net.String()
+	run.Net = netOfFleet(f)
 	return run, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,6 +118,63 @@ func TestWorkerArgsCarryNet(t *testing.T) {
 		}
 		if w.net.String() != f.net.String() || (spec != "" && (w.net.cond == nil || *w.net.cond != *f.net.cond)) {
 			t.Errorf("--net %q: worker has %q, parent %q", spec, w.net.String(), f.net.String())
+		}
+	}
+}
+
+// --net-proc gives one generator process its own conditions over --net: the worker of that index
+// gets them, the others --net, and every worker records the whole fleet's conditions, so that
+// their shares merge.
+func TestWorkerArgsCarryNetPerProcess(t *testing.T) {
+	var sink bytes.Buffer
+	args := []string{"--procs", "3", "--net", "latency=1ms", "--net-proc", "2:latency=5ms"}
+	f, code, ok := parseRunFlags(args, &sink, &sink)
+	if !ok {
+		t.Fatalf("parse %q: exit %d: %s", args, code, sink.String())
+	}
+	const fleetNet = "0: latency=1ms; 1: latency=1ms; 2: latency=5ms"
+	if got := netOfFleet(f); got != fleetNet {
+		t.Errorf("fleet conditions %q, want %q", got, fleetNet)
+	}
+	for i, want := range []string{"latency=1ms", "latency=1ms", "latency=5ms"} {
+		wargs := workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", i, time.Now(), "/out/p.json", "")
+		w, code, ok := parseRunFlagsAs(cmdWorker, wargs[1:], &sink, &sink)
+		if !ok {
+			t.Fatalf("the worker refuses %q: exit %d: %s", wargs, code, sink.String())
+		}
+		if w.net.String() != want || w.fleet.fleetNet != fleetNet {
+			t.Errorf("process %d: worker has --net %q, --fleet-net %q; want %q and %q", i, w.net.String(), w.fleet.fleetNet, want, fleetNet)
+		}
+	}
+	// Without --net, the processes --net-proc does not name go direct.
+	f, _, ok = parseRunFlags([]string{"--procs", "2", "--net-proc", "1:latency=5ms"}, &sink, &sink)
+	if !ok {
+		t.Fatal(sink.String())
+	}
+	if got, want := netOfFleet(f), "0: none; 1: latency=5ms"; got != want {
+		t.Errorf("fleet conditions %q, want %q", got, want)
+	}
+	if slices.Contains(workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", 0, time.Now(), "/out/p.json", ""), "--net") {
+		t.Error("process 0 is given --net; --net-proc names only process 1")
+	}
+}
+
+func TestNetProcBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"run", "--net-proc", "1:latency=5ms"}, "give --procs 2 or more"},
+		{[]string{"run", "--procs", "2", "--net-proc", "latency=5ms"}, "want INDEX:SPEC"},
+		{[]string{"run", "--procs", "2", "--net-proc", "2:latency=5ms"}, "process 2, want 0 to 1"},
+		{[]string{"run", "--procs", "2", "--net-proc", "1:latency=5ms", "--net-proc", "1:latency=1ms"}, "process 1 given twice"},
+		{[]string{"run", "--procs", "2", "--net-proc", "1:latency=fast"}, `--net-proc "1:latency=fast"`},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		code := dispatch(tc.args, &out, &errb)
+		if all := out.String() + errb.String(); code != exitUsage || !strings.Contains(all, tc.out) {
+			t.Errorf("lockbench %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, exitUsage, tc.out)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	}
 	run.Round = round
 	run.TopologySpec = f.spec.String()
-	run.Net = f.net.String()
+	run.Net = netOfFleet(f)
 	fr.record(&run)
 	run.RedactSamples(r.tgt.conn.Redact)
 	if silent != "" && f.stall.bounded(f) {

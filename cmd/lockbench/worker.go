@@ -111,6 +111,10 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		run.RedactSamples(tgt.conn.Redact) // error messages leave the process redacted
 		run.TopologySpec = f.spec.String()
 		run.Net = f.net.String()
+		if f.fleet.fleetNet != "" {
+			run.Net = f.fleet.fleetNet
+		}
+		run.Fleet.Processes[0].Net = f.net.String()
 		run.Fleet.RunID = f.collect.runID
 		run.Fleet.Processes[0].Version = version
 		run.Fleet.Processes[0].Image = workerImage()
