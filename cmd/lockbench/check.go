@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"io"
 
 	"github.com/lockbench/lockbench/compose"
@@ -83,7 +84,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	tgt, err := startTopology(ctx, f, newProgressUI(stderr), func(compose.Topology) {})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
-		if errors.Is(err, compose.ErrBadSpec) || errors.Is(err, compose.ErrTopologyMismatch) || isConnRefusal(err) {
+		if errors.Is(err, target.ErrBadSpec) {
 			return exitUsage
 		}
 		return exitFailure
@@ -94,14 +95,14 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench check: %s\n", refuse)
 		return exitUsage
 	}
-	d := tgt.deployment(ctx, f.cfg.Concurrency)
+	d := tgt.Deployment(ctx, f.cfg.Concurrency)
 	d.Warnings = append(d.Warnings, warn...)
-	fmt.Fprintf(stdout, "%s deployment at %s, %d data nodes\n", spec, tgt.conn, len(d.Nodes))
+	fmt.Fprintf(stdout, "%s deployment at %s, %d data nodes\n", spec, tgt.Conn(), len(d.Nodes))
 	if err := preflight.Write(stdout, d); err != nil {
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
 		return exitFailure
 	}
-	if len(d.Nodes) < len(tgt.nodes) {
+	if len(d.Nodes) < len(tgt.Nodes()) {
 		return exitFailure
 	}
 	return exitOK

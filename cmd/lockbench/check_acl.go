@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"io"
 	"strings"
 
@@ -14,8 +15,8 @@ import (
 // attached to, before anything is measured: it prints a refusal to stderr and reports false, or
 // prints the warnings as progress lines and reports true. A topology lockbench started grants
 // everything.
-func (t *target) prefixAllowed(ctx context.Context, cmd, prefix string, ui *progressUI, stderr io.Writer) bool {
-	if t.provider != providerAttached {
+func (t *runTarget) prefixAllowed(ctx context.Context, cmd, prefix string, ui *progressUI, stderr io.Writer) bool {
+	if !t.Attached() {
 		return true
 	}
 	refuse, warn := t.checkPrefixACL(ctx, prefix)
@@ -36,19 +37,19 @@ func (t *target) prefixAllowed(ctx context.Context, cmd, prefix string, ui *prog
 // server cannot tell (Redis before 7.0, or EVAL refused: the run then reports its refusals as
 // it always has). Other refusals (a helper key or command only some drivers use) are returned
 // as warn, for the caller to print.
-func (t *target) checkPrefixACL(ctx context.Context, prefix string) (refuse string, warn []string) {
-	ms := t.masters()
+func (t *runTarget) checkPrefixACL(ctx context.Context, prefix string) (refuse string, warn []string) {
+	ms := t.Masters()
 	if len(ms) == 0 {
 		return "", nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	ctx, cancel := context.WithTimeout(ctx, target.InspectTimeout)
 	defer cancel()
-	c, addr := ms[0].c, ms[0].addr
+	c, addr := ms[0].Client, ms[0].Addr
 	refused, err := acl.Diagnose(ctx, c, prefix)
 	if err != nil || len(refused) == 0 {
 		return "", nil
 	}
-	user := t.conn.User()
+	user := t.Conn().User()
 	if user == "" {
 		user = "default"
 	}

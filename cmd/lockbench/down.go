@@ -3,11 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/kept"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,9 +43,9 @@ func parseDownFlags(args []string, stdout, stderr io.Writer) (*downFlags, int, b
 	fs := pflag.NewFlagSet("lockbench down", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.name, "name", defaultUpName, "name given to lockbench up")
+	fs.StringVar(&f.name, "name", kept.DefaultName, "name given to lockbench up")
 	fs.BoolVar(&f.all, "all", false, "stop every running topology")
-	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files lockbench up writes")
+	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files lockbench up writes")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each topology to stop")
 	help := fs.BoolP("help", "h", false, "show this help")
 
@@ -90,12 +89,12 @@ func downCommand(args []string, stdout, stderr io.Writer) int {
 	var paths []string
 	if f.all {
 		var err error
-		if paths, err = stateFiles(f.stateDir); err != nil {
+		if paths, err = kept.Files(f.stateDir); err != nil {
 			fmt.Fprintf(stderr, "lockbench down: %v\n", err)
 			return exitFailure
 		}
-	} else if _, err := os.Stat(statePath(f.stateDir, f.name)); err == nil {
-		paths = []string{statePath(f.stateDir, f.name)}
+	} else if _, err := os.Stat(kept.Path(f.stateDir, f.name)); err == nil {
+		paths = []string{kept.Path(f.stateDir, f.name)}
 	}
 	if len(paths) == 0 {
 		if f.all {
@@ -122,9 +121,9 @@ func downCommand(args []string, stdout, stderr io.Writer) int {
 // its node processes are gone. It returns what it did, for the user.
 func stopUp(path string, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
-	st, err := readState(path)
+	st, err := kept.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("nothing running as %q (it stopped meanwhile)", nameOf(path)), nil
+		return fmt.Sprintf("nothing running as %q (it stopped meanwhile)", kept.NameOf(path)), nil
 	}
 	if err != nil {
 		// Writes are atomic, so an unreadable file was not written by up: nothing owns it.
@@ -134,7 +133,7 @@ func stopUp(path string, timeout time.Duration) (string, error) {
 		return fmt.Sprintf("removed unreadable state file %s (%v)", path, err), nil
 	}
 
-	err = signalProcess(st.Pid, syscall.SIGTERM, upAlive)
+	err = kept.Signal(st.Pid, syscall.SIGTERM, kept.UpAlive)
 	switch {
 	case errors.Is(err, os.ErrProcessDone):
 		msg := fmt.Sprintf("removed stale state of %q: its up process (pid %d) is gone", st.Name, st.Pid)
@@ -153,7 +152,7 @@ func stopUp(path string, timeout time.Duration) (string, error) {
 
 	// up removes its state file after its nodes are stopped, then exits.
 	for {
-		upGone := !upAlive(st.Pid)
+		upGone := !kept.UpAlive(st.Pid)
 		_, serr := os.Stat(path)
 		fileGone := errors.Is(serr, fs.ErrNotExist)
 		if upGone && !fileGone {
@@ -176,11 +175,11 @@ func stopUp(path string, timeout time.Duration) (string, error) {
 
 // stopLeftoverNodes stops node processes that outlived their up (possible where the kernel
 // cannot kill them with their parent) and reports how many it stopped.
-func stopLeftoverNodes(st upState, deadline time.Time) (int, error) {
+func stopLeftoverNodes(st kept.State, deadline time.Time) (int, error) {
 	n := 0
 	for _, pid := range st.NodePids {
-		check := func(pid int) bool { return nodeAlive(st, pid) }
-		if signalProcess(pid, syscall.SIGTERM, check) == nil {
+		check := func(pid int) bool { return kept.NodeAlive(st, pid) }
+		if kept.Signal(pid, syscall.SIGTERM, check) == nil {
 			n++
 		}
 	}
@@ -192,11 +191,11 @@ func stopLeftoverNodes(st upState, deadline time.Time) (int, error) {
 
 // waitNodesGone waits until deadline for st's node processes to be gone and returns those
 // still running.
-func waitNodesGone(st upState, deadline time.Time) []int {
+func waitNodesGone(st kept.State, deadline time.Time) []int {
 	for {
 		var left []int
 		for _, pid := range st.NodePids {
-			if nodeAlive(st, pid) {
+			if kept.NodeAlive(st, pid) {
 				left = append(left, pid)
 			}
 		}
@@ -208,7 +207,7 @@ func waitNodesGone(st upState, deadline time.Time) []int {
 }
 
 // describeState says what an up runs, e.g. `cluster (native), 6 nodes, up pid 4242`.
-func describeState(st upState) string {
+func describeState(st kept.State) string {
 	s := fmt.Sprintf("%s (%s)", st.Topology, st.Provider)
 	if st.Description != nil {
 		s += fmt.Sprintf(", %d node", len(st.Description.Nodes))
@@ -219,8 +218,4 @@ func describeState(st upState) string {
 		s += ", still starting"
 	}
 	return s + fmt.Sprintf(", up pid %d", st.Pid)
-}
-
-func nameOf(path string) string {
-	return strings.TrimSuffix(filepath.Base(path), ".json")
 }

@@ -281,11 +281,11 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int, fr *fau
 			Children: children,
 		},
 		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
-			addrs := r.tgt.topo.Addrs()
+			addrs := r.tgt.Topology().Addrs()
 			if f.conn.settings != nil {
 				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
 			}
-			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, arena)
+			args := workerArgs(f, addrs, r.tgt.MasterName(), driver, i, startAt, output, arena)
 			args = append(args, "--clock", clockMode)
 			args = append(args, collectArgs...)
 			args = append(args, f.conn.child...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
 	"os/signal"
@@ -485,7 +486,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case ctx.Err() != nil:
 			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), isConnRefusal(err):
+		case errors.Is(err, target.ErrBadSpec):
 			return exitUsage // --addr does not fit --topology, or refuses the credentials or TLS: nothing was run
 		}
 		return exitFailure
@@ -504,10 +505,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return code // before anything ran or was deleted
 	}
-	file.RedisVersion = tgt.redisVersion(ctx)
-	file.Topology = tgt.info()
-	file.Deployment = tgt.deployment(ctx, f.cfg.Concurrency)
-	if tgt.provider == providerAttached { // the private servers lockbench starts are not for keeping locks
+	file.RedisVersion = tgt.RedisVersion(ctx)
+	file.Topology = tgt.Info()
+	file.Deployment = tgt.Deployment(ctx, f.cfg.Concurrency)
+	if tgt.Attached() { // the private servers lockbench starts are not for keeping locks
 		for _, w := range file.Deployment.Warnings {
 			ui.line("warning: %s", w)
 		}
@@ -532,10 +533,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if r.badConfig {
 		return exitUsage
 	}
-	if tgt.provider == providerAttached && len(file.Runs) > 0 {
+	if tgt.Attached() && len(file.Runs) > 0 {
 		// A deployment that stays up would keep the last run's keys (an interrupted run's
 		// held locks, say) until their leases ran out.
-		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
+		if _, err := tgt.Clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
 			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
 		}
 	}

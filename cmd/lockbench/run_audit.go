@@ -17,13 +17,13 @@ import (
 // server down after a fault) is recorded and warned about, not counted as leftovers.
 func (r *runner) auditRun(ctx context.Context, run *results.Run) {
 	scope := audit.All
-	if r.tgt.provider == providerAttached {
+	if r.tgt.Attached() {
 		ks := keyspace.New(r.f.cfg.KeyPrefix)
 		scope = audit.Scope{Globs: ks.Globs(), Match: ks.Owns}
 	}
 	var masters []audit.Master
-	for _, n := range r.tgt.masters() {
-		masters = append(masters, audit.Master{Addr: n.addr, Client: n.c})
+	for _, n := range r.tgt.Masters() {
+		masters = append(masters, audit.Master{Addr: n.Addr, Client: n.Client})
 	}
 	a, err := audit.Scan(context.WithoutCancel(ctx), masters, scope)
 	run.Audit = &a

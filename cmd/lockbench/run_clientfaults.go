@@ -42,7 +42,7 @@ func (r *runner) clientFaults(ctx context.Context, fr *faultRun, clients faults.
 		return nil
 	}
 	c := &clientFaults{fr: fr, clients: clients, warmup: max(r.f.cfg.Warmup, 0), duration: r.f.cfg.Duration, local: local,
-		servers: faults.Schedule{Target: faults.NewDeployment(r.tgt.topo, r.tgt.conn), Partitioner: r.partitioner(), Isolator: r.isolator()}}
+		servers: faults.Schedule{Target: faults.NewDeployment(r.tgt.Topology(), r.tgt.Conn()), Partitioner: r.partitioner(), Isolator: r.isolator()}}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	return c
 }

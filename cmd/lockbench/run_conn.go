@@ -16,7 +16,7 @@ type connFlags struct {
 	settings *conn.Settings // after check with --addr; for a topology lockbench starts, after it started
 	child    []string       // after check: the flags a generator process is given
 	// auth and opt.TLS without --addr: lockbench starts its topology with an ACL user and a
-	// random password, and TLS only (see secureStart).
+	// random password, and TLS only (see target.Secure).
 	auth        bool
 	startSecure bool // after check: no --addr, and --auth or --tls
 	// noFiles makes check read no file and no environment: the password and TLS files are
@@ -108,11 +108,4 @@ func childArgs(fs *pflag.FlagSet) []string {
 		args = append(args, "--"+name+"="+fs.Lookup(name).Value.String())
 	}
 	return args
-}
-
-// isConnRefusal reports whether err is the deployment refusing lockbench's credentials, TLS,
-// database or commands, an address that is not a Redis server, or bad connection input: bad
-// input (exit 2), nothing was measured.
-func isConnRefusal(err error) bool {
-	return conn.Refused(err)
 }

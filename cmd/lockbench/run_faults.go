@@ -82,11 +82,11 @@ func checkFaultFlags(f *runFlags) string {
 
 // checkAttachedFaults checks the faults against the deployment lockbench attached to, before
 // anything is measured. It returns a message for a usage error, or "".
-func checkAttachedFaults(f *runFlags, tgt *target) string {
-	if len(f.faultFlags.faults) == 0 || tgt.provider != providerAttached {
+func checkAttachedFaults(f *runFlags, tgt *runTarget) string {
+	if len(f.faultFlags.faults) == 0 || !tgt.Attached() {
 		return ""
 	}
-	l := faults.LayoutOf(tgt.desc)
+	l := faults.LayoutOf(tgt.Description())
 	l.NoSignals = "lockbench attached to this deployment (--addr) and has no processes to signal"
 	return validateFaults(f, l)
 }
@@ -213,7 +213,7 @@ func (r *runner) withFaults(ctx context.Context, plan *workloads.Plan) *faultRun
 	if sched, _ := fr.scheduled(); len(sched) == 0 {
 		return fr
 	}
-	s := &faults.Schedule{Target: faults.NewDeployment(r.tgt.topo, r.tgt.conn), Partitioner: r.partitioner(), Isolator: r.isolator()}
+	s := &faults.Schedule{Target: faults.NewDeployment(r.tgt.Topology(), r.tgt.Conn()), Partitioner: r.partitioner(), Isolator: r.isolator()}
 	plan.Measure = func(start time.Time) func() {
 		sctx, cancel := context.WithDeadline(ctx, start.Add(r.f.cfg.Duration))
 		done := make(chan struct{})
@@ -234,16 +234,16 @@ func (r *runner) separateGenerators() bool { return r.f.fleet.procs > 1 || r.f.g
 // method set of faults.Partitioner); nil: this run has none (no --net), and validateFaults
 // refuses them.
 func (r *runner) partitioner() faults.Partitioner {
-	if r.tgt.net == nil {
+	if r.tgt.Net() == nil {
 		return nil
 	}
-	return r.tgt.net
+	return r.tgt.Net()
 }
 
 // isolator is what isolate faults go through: the Docker provider's sentinel topology, whose
 // first master has a network of its own; nil for any other, and validateFaults refuses them.
 func (r *runner) isolator() faults.Isolator {
-	if t, ok := r.tgt.topo.(*docker.Topology); ok && t.Kind() == compose.KindSentinel {
+	if t, ok := r.tgt.Topology().(*docker.Topology); ok && t.Kind() == compose.KindSentinel {
 		return dockerIsolator{t}
 	}
 	return nil

@@ -156,14 +156,14 @@ func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *prog
 // addresses they dial.
 func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error) {
 	g := r.f.gens
-	if t, ok := r.tgt.topo.(*docker.Topology); ok {
+	if t, ok := r.tgt.Topology().(*docker.Topology); ok {
 		join, addrs, err := t.Reach(ctx, g.network.Name)
 		if errors.Is(err, docker.ErrHostNetwork) {
 			err = fmt.Errorf("--generators docker: %w", err)
 		}
 		return append([]string{g.network.ID}, join...), addrs, err
 	}
-	addrs = r.tgt.topo.Addrs()
+	addrs = r.tgt.Topology().Addrs()
 	if r.f.conn.settings != nil {
 		addrs = r.f.conn.settings.ChildAddrs()
 	}
@@ -238,7 +238,7 @@ func (r *runner) runGenerators(ctx context.Context, driver string, fr *faultRun)
 		Stderr:     ui,
 		Started:    func(i int, name string) { ui.line("generator %d: container %s", i, name) },
 		Args: func(i int, startAt time.Time, output string) []string {
-			args := workerArgs(f, addrs, r.tgt.masterName(), driver, i, startAt, output, "")
+			args := workerArgs(f, addrs, r.tgt.MasterName(), driver, i, startAt, output, "")
 			args = append(args, "--clock", clockMode)
 			args = append(args, extraArgs...)
 			args = append(args, stallArgs(f.faultFlags.faults, i)...)

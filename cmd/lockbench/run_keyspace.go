@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"strings"
 
 	"github.com/lockbench/lockbench/keyspace"
@@ -41,8 +42,8 @@ const (
 // are named and left alone, and refused, unless --clean-existing. It sets file.Cleanup, which
 // the cleanups fill. It returns what to say and the exit code, or "" to go on. On a deployment
 // lockbench started, which it flushes, it does nothing.
-func checkAttachedKeyspace(ctx context.Context, f *runFlags, tgt *target, file *results.File, ui *progressUI) (string, int) {
-	if tgt.provider != providerAttached {
+func checkAttachedKeyspace(ctx context.Context, f *runFlags, tgt *runTarget, file *results.File, ui *progressUI) (string, int) {
+	if !tgt.Attached() {
 		return "", exitOK
 	}
 	prefix := f.cfg.KeyPrefix
@@ -52,22 +53,22 @@ func checkAttachedKeyspace(ctx context.Context, f *runFlags, tgt *target, file *
 	ks := keyspace.New(prefix)
 	var existing []string
 	var nExisting int64
-	for _, n := range tgt.masters() {
-		sctx, cancel := context.WithTimeout(ctx, cleanTimeout)
-		foreign, err := ks.Foreign(sctx, n.c, keysShown, foreignSample)
+	for _, n := range tgt.Masters() {
+		sctx, cancel := context.WithTimeout(ctx, target.CleanTimeout)
+		foreign, err := ks.Foreign(sctx, n.Client, keysShown, foreignSample)
 		if err == nil && len(foreign) > 0 {
 			cancel()
 			return fmt.Sprintf("--key-prefix %q is too generic for %s: it begins keys that are not lockbench's (%s), and lockbench deletes the keys "+
 				"of its own shapes under it (lock names %s…); nothing was touched. Pick a prefix that begins none of yours, e.g. --key-prefix lockbench:bench:",
-				prefix, n.addr, strings.Join(foreign, ", "), prefix+"0, "+prefix+"1, "), exitUsage
+				prefix, n.Addr, strings.Join(foreign, ", "), prefix+"0, "+prefix+"1, "), exitUsage
 		}
 		var keys []keyspace.Key
 		if err == nil {
-			keys, err = ks.Find(sctx, n.c)
+			keys, err = ks.Find(sctx, n.Client)
 		}
 		cancel()
 		if err != nil {
-			return fmt.Sprintf("cannot look for lockbench's keys on %s (SCAN): %v", n.addr, tgt.conn.Redact(err.Error())), exitFailure
+			return fmt.Sprintf("cannot look for lockbench's keys on %s (SCAN): %v", n.Addr, tgt.Conn().Redact(err.Error())), exitFailure
 		}
 		nExisting += int64(len(keys))
 		for _, k := range keys {

@@ -74,7 +74,7 @@ var errRefereeInput = errors.New("referee")
 
 // startReferee starts the native referee if asked, connects, and refuses a referee that is a node
 // of tgt, before anything is measured.
-func startReferee(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) (*refereeSession, error) {
+func startReferee(ctx context.Context, f *runFlags, tgt *runTarget, ui *progressUI) (*refereeSession, error) {
 	s := &refereeSession{flags: f.referee, resource: f.resource.kind}
 	if f.referee.addr == refereeNative {
 		single, err := compose.StartSingle(ctx, compose.NativeOptions{Host: f.gens.nativeHost()}) // run_generators.go
@@ -96,7 +96,7 @@ func startReferee(ctx context.Context, f *runFlags, tgt *target, ui *progressUI)
 }
 
 // checkApart refuses a referee that is a node of the deployment under test.
-func (t *target) checkApart(ctx context.Context, s *refereeSession, proc string) error {
+func (t *runTarget) checkApart(ctx context.Context, s *refereeSession, proc string) error {
 	ref, err := referee.Open(ctx, s.flags.options("check", proc))
 	if err != nil {
 		if errors.Is(err, referee.ErrBadInput) || conn.Refused(err) {
@@ -106,8 +106,8 @@ func (t *target) checkApart(ctx context.Context, s *refereeSession, proc string)
 	}
 	defer ref.Close()
 	var nodes []referee.Node
-	for _, n := range t.nodes {
-		nodes = append(nodes, referee.Node{Addr: n.addr, Client: n.c})
+	for _, n := range t.Nodes() {
+		nodes = append(nodes, referee.Node{Addr: n.Addr, Client: n.Client})
 	}
 	if err := ref.CheckApart(ctx, nodes); err != nil {
 		if errors.Is(err, referee.ErrUnderTest) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"maps"
 	"slices"
 	"strings"
@@ -14,26 +15,6 @@ import (
 // No silent zero (issue 36): a run that made no acquisition, or during which the servers refused
 // commands or connections, fails with the cause named, even when the driver saw no error (a
 // library that retries every failure, a refused subscription that only slows waiters).
-
-// refusalStats adds INFO errorstats and INFO stats' rejected_connections to ns: the servers'
-// own count of what they refused, whatever the driver made of it.
-func (n inspectNode) refusalStats(ctx context.Context, ns *results.NodeStats) error {
-	resps := n.c.DoMulti(ctx,
-		n.c.B().Info().Section("errorstats").Build(),
-		n.c.B().Info().Section("stats").Build())
-	text, err := resps[0].ToString()
-	if err != nil {
-		return fmt.Errorf("INFO errorstats: %w", err)
-	}
-	if ns.ErrorReplies, err = results.ParseErrorStats(text); err != nil {
-		return err
-	}
-	if text, err = resps[1].ToString(); err != nil {
-		return fmt.Errorf("INFO stats: %w", err)
-	}
-	ns.RejectedConnections, ns.ConnectionsReceived, err = results.ParseConnectionStats(text)
-	return err
-}
 
 // failRun marks run failed for cause: the result keeps it (results.Run.Failed) and the user reads it.
 func (r *runner) failRun(run *results.Run, name, cause string) {
@@ -62,7 +43,7 @@ func (r *runner) checkSilentZero(ctx context.Context, name string, run *results.
 	if len(se.ACLLog) > 0 {
 		cause += " (ACL LOG: " + strings.Join(se.ACLLog, "; ") + ")"
 	}
-	cause = r.tgt.conn.Redact(cause)
+	cause = r.tgt.Conn().Redact(cause)
 	if len(run.Faults) > 0 {
 		r.ui.line("lockbench run: %s: under faults, %s", name, cause)
 		return
@@ -96,18 +77,18 @@ const aclLogEntries = 10
 // aclLog returns the ACL LOG entries of the run's user updated within the last d (plus a
 // second), one line each ("NOPERM command evalsha ×32"), from the first master. A user that may
 // not read ACL LOG (a least-privilege one may not) gets one line saying so.
-func (t *target) aclLog(ctx context.Context, d time.Duration) []string {
-	ms := t.masters()
+func (t *runTarget) aclLog(ctx context.Context, d time.Duration) []string {
+	ms := t.Masters()
 	if len(ms) == 0 {
 		return nil
 	}
-	user := t.conn.User()
+	user := t.Conn().User()
 	if user == "" {
 		user = "default"
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), inspectTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), target.InspectTimeout)
 	defer cancel()
-	c := ms[0].c
+	c := ms[0].Client
 	entries, err := c.Do(ctx, c.B().AclLog().Count(aclLogEntries).Build()).ToArray()
 	if err != nil {
 		return []string{fmt.Sprintf("not readable by user %q: %v", user, err)}

@@ -30,7 +30,7 @@ func roundOrder(names []string, r int) []string {
 // runs and skips into file.
 type runner struct {
 	f    *runFlags
-	tgt  *target
+	tgt  *runTarget
 	ui   *progressUI
 	file *results.File
 
@@ -113,7 +113,7 @@ func (r *runner) runAll(ctx context.Context) {
 
 func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, round, seq, total int) {
 	f, ui := r.f, r.ui
-	if n, err := r.tgt.clean(ctx, f.cfg.KeyPrefix, r.file.Cleanup); err != nil {
+	if n, err := r.tgt.Clean(ctx, f.cfg.KeyPrefix, r.file.Cleanup); err != nil {
 		ui.line("warning: keyspace not clean before %s: %v", name, err)
 	} else if n > 0 {
 		ui.line("deleted %d of lockbench's keys for --key-prefix %q", n, f.cfg.KeyPrefix)
@@ -130,8 +130,8 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		Workload:    w,
 		Config:      f.cfg,
 		Driver:      drv,
-		Target:      r.tgt.driverConfig(f.lease),
-		ServerStats: r.tgt.serverStats,
+		Target:      r.tgt.DriverConfig(f.lease),
+		ServerStats: r.tgt.ServerStats,
 		Progress:    ui.progress,
 		Live:        f.metrics.live(metrics.Labels{Driver: name, Workload: f.workload, Topology: f.spec.String(), Round: round, Step: r.step}, r.abort),
 	}
@@ -168,9 +168,9 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 		return
 	case err != nil:
 		r.failed = true
-		ui.line("lockbench run: %s: %v", name, r.tgt.conn.Redact(err.Error()))
+		ui.line("lockbench run: %s: %v", name, r.tgt.Conn().Redact(err.Error()))
 		if acl.IsRefusal(err) {
-			ui.line("lockbench run: %s: %s", name, r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))
+			ui.line("lockbench run: %s: %s", name, r.tgt.ExplainRefusal(ctx, f.cfg.KeyPrefix))
 		}
 		return
 	}
@@ -178,7 +178,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	run.TopologySpec = f.spec.String()
 	run.Net = netOfFleet(f)
 	fr.record(&run)
-	run.RedactSamples(r.tgt.conn.Redact)
+	run.RedactSamples(r.tgt.Conn().Redact)
 	if silent != "" && f.stall.bounded(f) {
 		ui.line("lockbench run: %s: post-run audit skipped: %s is not answering", name, silent)
 	} else {
@@ -200,7 +200,7 @@ func (r *runner) runOne(ctx context.Context, w workloads.Workload, name string, 
 	r.checkStall(name, &run, stalls)
 	if run.ErrorsByKind[workloads.KindACLRefused] > 0 {
 		r.failed = true
-		ui.line("lockbench run: %s: %d operations refused by the server's ACL: %s", name, run.ErrorsByKind[workloads.KindACLRefused], r.tgt.explainRefusal(ctx, f.cfg.KeyPrefix))
+		ui.line("lockbench run: %s: %d operations refused by the server's ACL: %s", name, run.ErrorsByKind[workloads.KindACLRefused], r.tgt.ExplainRefusal(ctx, f.cfg.KeyPrefix))
 	}
 	if run.Violations > 0 {
 		r.failed = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"sync"
 	"time"
 
@@ -69,13 +70,13 @@ type stallSpan struct {
 
 // watchStalls starts pinging the masters every stallPingEvery; stop ends it. With a zero
 // threshold it watches nothing.
-func (t *target) watchStalls(ctx context.Context, threshold time.Duration) *stallWatch {
+func (t *runTarget) watchStalls(ctx context.Context, threshold time.Duration) *stallWatch {
 	w := &stallWatch{waiting: map[string]time.Time{}}
 	ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if threshold <= 0 {
 		return w
 	}
-	for _, n := range t.masters() {
+	for _, n := range t.Masters() {
 		w.wg.Go(func() { w.ping(ctx, n) })
 	}
 	return w
@@ -83,7 +84,7 @@ func (t *target) watchStalls(ctx context.Context, threshold time.Duration) *stal
 
 // ping sends PING to n until ctx ends, one at a time: a reply that took longer than the interval
 // is a span; a failed PING (the connection's own timeout) keeps the span open.
-func (w *stallWatch) ping(ctx context.Context, n inspectNode) {
+func (w *stallWatch) ping(ctx context.Context, n target.Node) {
 	tick := time.NewTicker(stallPingEvery)
 	defer tick.Stop()
 	var since time.Time // the oldest unanswered PING's sending
@@ -93,16 +94,16 @@ func (w *stallWatch) ping(ctx context.Context, n inspectNode) {
 			since = sent
 		}
 		w.mu.Lock()
-		w.waiting[n.addr] = since
+		w.waiting[n.Addr] = since
 		w.mu.Unlock()
-		err := n.c.Do(ctx, n.c.B().Ping().Build()).Error()
+		err := n.Client.Do(ctx, n.Client.B().Ping().Build()).Error()
 		now := time.Now()
 		if ctx.Err() != nil {
-			w.add(n.addr, since, now)
+			w.add(n.Addr, since, now)
 			return
 		}
 		if err == nil {
-			w.add(n.addr, since, now)
+			w.add(n.Addr, since, now)
 			since = time.Time{}
 		}
 		select {

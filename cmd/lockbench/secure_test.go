@@ -3,9 +3,9 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
+	"github.com/lockbench/lockbench/kept"
+	"github.com/lockbench/lockbench/target"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +54,7 @@ func TestUpSecure(t *testing.T) {
 	up := spawnUp(t, nil, "--topology", "single", "--auth", "--tls", "--state-dir", dir, "--name", "sec")
 	sum := up.summary(t)
 	run := sum["run"][0]
-	secrets := secretsPath(dir, "sec")
+	secrets := kept.SecretsPath(dir, "sec")
 	for _, want := range []string{"--tls --tls-ca-file " + filepath.Join(secrets, "ca.crt"), "--user lockbench --password-file " + filepath.Join(secrets, "password")} {
 		if !strings.Contains(run, want) {
 			t.Errorf("run line lacks %q: %s", want, run)
@@ -150,38 +150,24 @@ func TestRunProcsSecure(t *testing.T) {
 	assertServerGone(t, errb.String())
 }
 
-// A docker secure start's certificate carries the name its clients check, and every way its
-// connection settings leave lockbench (generator flags, up's run line) names it: sentinel's
-// container addresses are not in the certificate.
+// Every way a docker secure start's connection settings leave lockbench (generator flags, up's
+// run line) names the server name its certificate carries: sentinel's container addresses are
+// not in the certificate. The certificate itself is checked in package target.
 func TestSecureStartDockerServerName(t *testing.T) {
 	for _, provider := range []string{providerNative, providerDocker} {
-		s, err := newSecureStart(filepath.Join(t.TempDir(), "secrets"), provider, true, true)
+		s, err := target.NewSecure(filepath.Join(t.TempDir(), "secrets"), provider, true, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cert, err := tls.LoadX509KeyPair(s.native.TLS.CertFile, s.native.TLS.KeyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		leaf, err := x509.ParseCertificate(cert.Certificate[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := leaf.VerifyHostname(secureServerName); err != nil {
-			t.Errorf("%s: %v", provider, err)
-		}
-		if err := leaf.VerifyHostname("127.0.0.1"); err != nil {
-			t.Errorf("%s: %v", provider, err)
-		}
-		flags := strings.Join(s.flags(compose.KindSentinel, false), " ")
-		st := upState{Topology: "sentinel", Addrs: []string{"172.18.0.5:26379"}, Description: &compose.Description{Kind: compose.KindSentinel, MasterName: "mymaster"},
-			Secure: &upSecure{TLS: true, CAFile: s.caFile, ServerName: s.serverName, User: secureUser, PasswordFile: s.passwordFile}}
+		flags := strings.Join(secureFlags(s, compose.KindSentinel, false), " ")
+		st := kept.State{Topology: "sentinel", Addrs: []string{"172.18.0.5:26379"}, Description: &compose.Description{Kind: compose.KindSentinel, MasterName: "mymaster"},
+			Secure: &kept.Secure{TLS: true, CAFile: s.CAFile, ServerName: s.ServerName, User: target.SecureUser, PasswordFile: s.PasswordFile}}
 		line := runLine(st)
-		named := strings.Contains(flags, "--tls-server-name "+secureServerName) && strings.Contains(line, "--tls-server-name "+secureServerName)
+		named := strings.Contains(flags, "--tls-server-name "+target.SecureServerName) && strings.Contains(line, "--tls-server-name "+target.SecureServerName)
 		if named != (provider == providerDocker) {
 			t.Errorf("%s: generator flags %q, run line %q: --tls-server-name for docker only", provider, flags, line)
 		}
-		s.remove()
+		s.Remove()
 	}
 }
 

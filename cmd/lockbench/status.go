@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/kept"
 	"io"
 	"io/fs"
 	"net"
@@ -44,7 +45,7 @@ func parseStatusFlags(args []string, stdout, stderr io.Writer) (*statusFlags, in
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.name, "name", "", "show only the topology of this lockbench up --name (default: all)")
-	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files lockbench up writes")
+	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files lockbench up writes")
 	fs.DurationVar(&f.timeout, "timeout", time.Second, "how long each node has to answer PING")
 	help := fs.BoolP("help", "h", false, "show this help")
 
@@ -84,23 +85,23 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	if flagsOnly(stdout) {
 		return exitOK
 	}
-	paths, err := stateFiles(f.stateDir)
+	paths, err := kept.Files(f.stateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench status: %v\n", err)
 		return exitFailure
 	}
 	if f.name != "" {
-		paths = []string{statePath(f.stateDir, f.name)}
+		paths = []string{kept.Path(f.stateDir, f.name)}
 	}
 	healthy, shown := true, 0
 	for _, p := range paths {
-		st, err := readState(p)
+		st, err := kept.Read(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		shown++
 		if err != nil {
-			fmt.Fprintf(stdout, "%s  unreadable state file: %v\n", nameOf(p), err)
+			fmt.Fprintf(stdout, "%s  unreadable state file: %v\n", kept.NameOf(p), err)
 			healthy = false
 			continue
 		}
@@ -121,10 +122,10 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 }
 
 // showStatus prints one topology and reports whether its up runs and every node answers.
-func showStatus(w io.Writer, st upState, timeout time.Duration) bool {
+func showStatus(w io.Writer, st kept.State, timeout time.Duration) bool {
 	head := fmt.Sprintf("%s  %s  %s  pid %d", st.Name, st.Topology, st.Provider, st.Pid)
 	switch {
-	case !upAlive(st.Pid):
+	case !kept.UpAlive(st.Pid):
 		fmt.Fprintf(w, "%s  STALE: the up process is gone; 'lockbench down --name %s' cleans up\n", head, st.Name)
 		return false
 	case st.Description == nil:

@@ -123,8 +123,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench sweep: %s\n", msg)
 		return code // before anything ran or was deleted
 	}
-	file.RedisVersion = tgt.redisVersion(ctx)
-	file.Topology = tgt.info()
+	file.RedisVersion = tgt.RedisVersion(ctx)
+	file.Topology = tgt.Info()
 	file.Placement = f.pin.placement
 	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file, abort: f.abort.sweepCheck(s.goal)}
 	status := newSweepStatus(s.goal)
@@ -138,9 +138,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	if aborted {
 		ui.line("lockbench sweep: %v", err)
 	}
-	if tgt.provider == providerAttached && out != nil && len(out.Runs) > 0 {
+	if tgt.Attached() && out != nil && len(out.Runs) > 0 {
 		// As in run: a deployment that stays up would keep the last step's keys.
-		if _, err := tgt.clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
+		if _, err := tgt.Clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
 			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
 		}
 	}
@@ -177,7 +177,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 type sweepSteps struct {
 	f    *runFlags
 	mode string
-	tgt  *target
+	tgt  *runTarget
 	ui   *progressUI
 	file *results.File // collects the skips; the runs come back through sweep.Run
 	// abort stops a step already past the SLO (--abort-on-fail); nil without it.

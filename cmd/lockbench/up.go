@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/kept"
+	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -64,8 +65,8 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (containers of --image)")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringVar(&f.name, "name", defaultUpName, "name of this topology, so that several can run at once; down and status take it too")
-	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "directory of the state files that down and status read")
+	fs.StringVar(&f.name, "name", kept.DefaultName, "name of this topology, so that several can run at once; down and status take it too")
+	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files that down and status read")
 	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
 	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
 	cpuList := fs.String("server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
@@ -149,16 +150,16 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	st := upState{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
-	if owner, err := claimState(f.stateDir, st); err != nil {
-		if errors.Is(err, errUpRunning) {
+	st := kept.State{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
+	if owner, err := kept.Claim(f.stateDir, st); err != nil {
+		if errors.Is(err, kept.ErrRunning) {
 			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, owner.Name)
 		} else {
 			logf("%v", err)
 		}
 		return exitFailure
 	}
-	path := statePath(f.stateDir, f.name)
+	path := kept.Path(f.stateDir, f.name)
 	defer os.Remove(path)
 
 	stopped := make(chan struct{})
@@ -176,7 +177,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 			// Native nodes die with us (compose sets a parent-death signal); containers are
 			// removed by testcontainers' reaper once our session ends.
 			os.Remove(path)
-			os.RemoveAll(secretsPath(f.stateDir, f.name))
+			os.RemoveAll(kept.SecretsPath(f.stateDir, f.name))
 			os.Exit(exitInterrupted)
 		case <-stopped:
 		}
@@ -186,21 +187,21 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	if f.auth || f.tls {
 		// Beside the state file, so that the run line can name them for as long as the
 		// topology runs; removed when it stops.
-		sec, err := newSecureStart(secretsPath(f.stateDir, f.name), f.provider, f.auth, f.tls)
+		sec, err := target.NewSecure(kept.SecretsPath(f.stateDir, f.name), f.provider, f.auth, f.tls)
 		if err != nil {
 			logf("%v", err)
 			return exitFailure
 		}
-		defer sec.remove()
-		native = sec.native
-		st.Secure = &upSecure{TLS: f.tls, CAFile: sec.caFile, ServerName: sec.serverName, PasswordFile: sec.passwordFile}
+		defer sec.Remove()
+		native = sec.Native
+		st.Secure = &kept.Secure{TLS: f.tls, CAFile: sec.CAFile, ServerName: sec.ServerName, PasswordFile: sec.PasswordFile}
 		if f.auth {
-			st.Secure.User = secureUser
+			st.Secure.User = target.SecureUser
 		}
 	}
 	native.CPUs = f.cpus
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := startProvider(ctx, f.provider, f.image, f.spec, native)
+	topo, err := target.Start(ctx, f.provider, f.image, f.spec, native)
 	if err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
@@ -222,7 +223,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 		desc.MasterName = f.spec.MasterName
 	}
 	st.Ready, st.Addrs, st.Description, st.NodePids = time.Now(), topo.Addrs(), &desc, nodePids(topo, desc)
-	if err := writeState(f.stateDir, st); err != nil {
+	if err := kept.Write(f.stateDir, st); err != nil {
 		logf("%v", err)
 		return exitFailure
 	}
@@ -237,7 +238,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 func nodePids(t compose.Topology, desc compose.Description) []int {
 	var pids []int
 	for _, n := range desc.Nodes {
-		if pid := nodePid(t, n.Addr); pid > 0 {
+		if pid := target.NodePid(t, n.Addr); pid > 0 {
 			pids = append(pids, pid)
 		}
 	}
@@ -246,7 +247,7 @@ func nodePids(t compose.Topology, desc compose.Description) []int {
 
 // writeUpSummary prints what a started topology is, one "key value" line each, for people and
 // for scripts (awk '$1=="addr"{print $2}').
-func writeUpSummary(w io.Writer, st upState) {
+func writeUpSummary(w io.Writer, st kept.State) {
 	fmt.Fprintf(w, "name        %s\n", st.Name)
 	fmt.Fprintf(w, "topology    %s\n", st.Topology)
 	for _, n := range st.Description.Nodes {
@@ -260,7 +261,7 @@ func writeUpSummary(w io.Writer, st upState) {
 }
 
 // runLine is the lockbench run command line that benchmarks the topology of st.
-func runLine(st upState) string {
+func runLine(st kept.State) string {
 	line := "lockbench run"
 	if st.Description.Kind != compose.KindSingle {
 		line += " --topology " + st.Topology
@@ -286,7 +287,10 @@ func runLine(st upState) string {
 	return line
 }
 
-// secretsPath is the directory of the password and certificates of the topology named name.
-func secretsPath(stateDir, name string) string {
-	return filepath.Join(stateDir, name+".secrets")
+// checkName refuses a --name that is not a plain file name: it names a state file.
+func checkName(name string) error {
+	if !kept.ValidName(name) {
+		return fmt.Errorf("--name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
 }

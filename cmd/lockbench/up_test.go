@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/lockbench/lockbench/kept"
 	"net"
 	"os"
 	"os/exec"
@@ -99,9 +100,9 @@ func lockbenchIn(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func readStateFile(t *testing.T, dir, name string) upState {
+func readStateFile(t *testing.T, dir, name string) kept.State {
 	t.Helper()
-	st, err := readState(statePath(dir, name))
+	st, err := kept.Read(kept.Path(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestUpStatusDown(t *testing.T) {
 				t.Fatalf("up exited %d after down\n%s", code, up.stderr)
 			}
 			assertPidsGone(t, st.NodePids)
-			if _, err := os.Stat(statePath(dir, "t1")); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(kept.Path(dir, "t1")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("state file still there after down: %v", err)
 			}
 			if code, out, _ := lockbenchIn("status", "--state-dir", dir); code != exitOK || !strings.Contains(out, "nothing running") {
@@ -188,7 +189,7 @@ func TestUpStopsOnCtrlC(t *testing.T) {
 	dir := t.TempDir()
 	up := spawnUp(t, nil, "--topology", "masters:2", "--state-dir", dir)
 	up.summary(t)
-	st := readStateFile(t, dir, defaultUpName)
+	st := readStateFile(t, dir, kept.DefaultName)
 	if len(st.NodePids) != 2 {
 		t.Fatalf("node pids %v, want 2", st.NodePids)
 	}
@@ -199,7 +200,7 @@ func TestUpStopsOnCtrlC(t *testing.T) {
 		t.Fatalf("up exited %d after Ctrl-C\n%s", code, up.stderr)
 	}
 	assertPidsGone(t, st.NodePids)
-	if _, err := os.Stat(statePath(dir, defaultUpName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(kept.Path(dir, kept.DefaultName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file still there after Ctrl-C: %v", err)
 	}
 }
@@ -235,10 +236,10 @@ func TestStatusReportsADeadNode(t *testing.T) {
 	dir := t.TempDir()
 	up := spawnUp(t, nil, "--topology", "masters:2", "--state-dir", dir)
 	up.summary(t)
-	st := readStateFile(t, dir, defaultUpName)
+	st := readStateFile(t, dir, kept.DefaultName)
 	victim := st.Description.Nodes[0].Addr
 	// The node is a grandchild of this test: killing it is the fault under test.
-	if err := signalProcess(st.NodePids[0], syscall.SIGKILL, func(pid int) bool { return nodeAlive(st, pid) }); err != nil {
+	if err := kept.Signal(st.NodePids[0], syscall.SIGKILL, func(pid int) bool { return kept.NodeAlive(st, pid) }); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -266,16 +267,16 @@ func TestStatusReportsADeadNode(t *testing.T) {
 // writeStateFile writes a state file as if an up with pid had written it.
 func writeStateFile(t *testing.T, dir, name string, pid int) string {
 	t.Helper()
-	st := upState{Name: name, Pid: pid, Provider: "native", Topology: "single", Started: time.Now(), Ready: time.Now(),
+	st := kept.State{Name: name, Pid: pid, Provider: "native", Topology: "single", Started: time.Now(), Ready: time.Now(),
 		Addrs: []string{"127.0.0.1:1"}}
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(statePath(dir, name), b, 0o600); err != nil {
+	if err := os.WriteFile(kept.Path(dir, name), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return statePath(dir, name)
+	return kept.Path(dir, name)
 }
 
 func TestDownCleansStaleState(t *testing.T) {
@@ -297,7 +298,7 @@ func TestDownCleansStaleState(t *testing.T) {
 	writeStateFile(t, dir, "recycled", other.Process.Pid)
 
 	// Not written by up at all.
-	if err := os.WriteFile(statePath(dir, "garbage"), []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(kept.Path(dir, "garbage"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -358,7 +359,7 @@ func TestUpDockerWithoutEngine(t *testing.T) {
 	if up.stdout.String() != "" {
 		t.Errorf("stdout should be empty, got %q", up.stdout)
 	}
-	if _, err := os.Stat(statePath(dir, defaultUpName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(kept.Path(dir, kept.DefaultName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file left after a failed start: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
 	"os/signal"
@@ -61,7 +62,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case ctx.Err() != nil:
 			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), isConnRefusal(err):
+		case errors.Is(err, target.ErrBadSpec):
 			return exitUsage
 		}
 		return exitFailure
@@ -70,13 +71,13 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 
 	w, _ := workloads.Get(f.workload)     // checked by parseRunFlagsAs
 	drv, _ := drivers.Parse(f.drivers[0]) // checked by parseRunFlagsAs
-	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.driverConfig(f.lease), Progress: ui.progress, Stalls: f.fleet.stallPlan,
+	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.DriverConfig(f.lease), Progress: ui.progress, Stalls: f.fleet.stallPlan,
 		Live: f.metrics.live(metrics.Labels{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Round: f.metrics.round, Generator: f.fleet.index}, nil)}
 	if f.fleet.index == 0 {
 		// One process measures the servers: they serve all processes, whose phases the common
 		// start time lines up, so the figures are the run's; added up over processes they
 		// would count every command once per process.
-		plan.ServerStats = tgt.serverStats
+		plan.ServerStats = tgt.ServerStats
 	}
 	ff := f.fleet
 	ui.line("process %d of %d: %s, %s, %d workers, %d keys; start at %v", ff.index, ff.procs, f.drivers[0], f.workload, f.cfg.Concurrency, f.cfg.Keys, ff.startAt)
@@ -93,8 +94,8 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	ui.clear()
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	file.RedisVersion = tgt.redisVersion(ctx)
-	file.Topology = tgt.info()
+	file.RedisVersion = tgt.RedisVersion(ctx)
+	file.Topology = tgt.Info()
 	failed := false
 	switch {
 	case errors.Is(err, drivers.ErrUnsupported):
@@ -108,7 +109,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench worker: %v\n", err)
 		return exitFailure
 	default:
-		run.RedactSamples(tgt.conn.Redact) // error messages leave the process redacted
+		run.RedactSamples(tgt.Conn().Redact) // error messages leave the process redacted
 		run.TopologySpec = f.spec.String()
 		run.Net = f.net.String()
 		if f.fleet.fleetNet != "" {
@@ -141,7 +142,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 // fleetWorker is this process's place in the run: its index, the common start by the
 // deployment's clock (--clock redis) and the run's referee (--referee), checked apart from the
 // deployment. Call closeWorker when the run is over.
-func fleetWorker(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) (fw fleet.Worker, closeWorker func(), err error) {
+func fleetWorker(ctx context.Context, f *runFlags, tgt *runTarget, ui *progressUI) (fw fleet.Worker, closeWorker func(), err error) {
 	ff := f.fleet
 	fw = fleet.Worker{Index: ff.index, Procs: ff.procs, StartAt: ff.startAt, Arena: ff.arena}
 	closeWorker = func() {}
@@ -172,7 +173,7 @@ func fleetWorker(ctx context.Context, f *runFlags, tgt *target, ui *progressUI) 
 
 // openWorkerReferee connects this process to the run's referee, refusing one that is a node of
 // the deployment under test.
-func openWorkerReferee(ctx context.Context, f *runFlags, tgt *target) (*referee.Referee, error) {
+func openWorkerReferee(ctx context.Context, f *runFlags, tgt *runTarget) (*referee.Referee, error) {
 	s := &refereeSession{flags: f.referee}
 	if err := tgt.checkApart(ctx, s, process(f.fleet.index)); err != nil {
 		return nil, err
@@ -233,7 +234,7 @@ const (
 // attachUntilStart attaches to the deployment, trying again while it does not answer, until the
 // start time or for attachRetryMin, whichever is later: pods of a Job start in any order, maybe
 // before Redis, and on a loaded machine a probe can time out once.
-func attachUntilStart(ctx context.Context, f *runFlags, ui *progressUI) (*target, error) {
+func attachUntilStart(ctx context.Context, f *runFlags, ui *progressUI) (*runTarget, error) {
 	deadline := time.Now().Add(attachRetryMin)
 	if f.fleet.startAt.After(deadline) {
 		deadline = f.fleet.startAt
