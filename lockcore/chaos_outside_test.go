@@ -77,7 +77,7 @@ func chaosTryKind(c *Client, owner Owner, kind chaosKind, name string, lease tim
 		_, ok, err := c.FencedMutex(name).TryLock(ctx, owner, 0, lease)
 		return ok, err
 	case kindFair:
-		return c.FairMutex(name).TryLock(ctx, owner, 0, lease)
+		return c.FairMutex(name, FairMutexOptions{}).TryLock(ctx, owner, 0, lease)
 	case kindRWWrite:
 		return c.RWMutex(name).TryLock(ctx, owner, 0, lease)
 	case kindRWRead:
@@ -94,7 +94,7 @@ func chaosUnlockKind(c *Client, owner Owner, kind chaosKind, name string) {
 	case kindFenced:
 		c.FencedMutex(name).Unlock(ctx, owner)
 	case kindFair:
-		c.FairMutex(name).Unlock(ctx, owner)
+		c.FairMutex(name, FairMutexOptions{}).Unlock(ctx, owner)
 	case kindRWWrite:
 		c.RWMutex(name).Unlock(ctx, owner)
 	case kindRWRead:

@@ -587,7 +587,7 @@ func (r *chaosRun) do(c *Client, owner Owner, op *chaosOp) {
 		}
 		release = func(ctx context.Context) error { return f.Unlock(ctx, owner) }
 	case kindFair:
-		f := c.FairMutex(op.name)
+		f := c.FairMutex(op.name, FairMutexOptions{})
 		acquire = func(ctx context.Context) (bool, int64, error) {
 			if op.wait >= 0 {
 				ok, err := f.TryLock(ctx, owner, op.wait, op.lease)

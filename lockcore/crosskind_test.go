@@ -57,7 +57,7 @@ func TestLostReadGrantIsNotReentry(t *testing.T) {
 			case "mutex":
 				ok, err = c.Mutex(name).TryLock(ctx, m, 0, 0)
 			case "fair":
-				ok, err = c.FairMutex(name).TryLock(ctx, m, 0, 0)
+				ok, err = c.FairMutex(name, FairMutexOptions{}).TryLock(ctx, m, 0, 0)
 			}
 			if ok || err != nil {
 				kv, _ := e.do(t, "HGETALL", name).AsStrMap()

@@ -31,6 +31,18 @@
 // The examples (Example, ExampleMutex_reentrant, ExampleFairMutex, …) run as tests against
 // redis-servers the test binary starts.
 //
+// # Configuration
+//
+// Configuration has one shape throughout: a constructor with something to set takes an options
+// struct, and the zero value of every field means its default, an exported constant. New takes
+// Options (lease, watchdog, pub/sub, batching and hand-over bounds, for every lock of the
+// Client); Client.FairMutex takes FairMutexOptions (the waiters' wait time), NewRedLock takes
+// RedLockOptions (node timeout, retry delay) and NewMultiLock takes MultiLockOptions (step
+// wait). Mutex, FencedMutex and RWMutex have nothing of their own to set and take only a name:
+//
+//	fair := c.FairMutex("queue:jobs", lockcore.FairMutexOptions{WaitTime: 10 * time.Second})
+//	both := lockcore.NewMultiLock([]lockcore.Locker{c.Mutex("a"), c.Mutex("b")}, lockcore.MultiLockOptions{})
+//
 // # Owners
 //
 // Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which plays the
@@ -70,7 +82,7 @@
 //   - RWMutex: readers share, a writer excludes (RReadWriteLock); per-hold read expiry keys; a
 //     write release wakes every waiting reader (message "1").
 //   - MultiLock: all or nothing over any Lockers, in any cluster slots, without deadlock between
-//     overlapping sets.
+//     overlapping sets (NewMultiLock).
 //   - RedLock: quorum N/2+1 over independent masters, one Client each (NewRedLock), validity =
 //     lease − elapsed − drift.
 //

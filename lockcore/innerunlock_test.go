@@ -28,12 +28,18 @@ var reentrantKinds = []reentrant{
 		},
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.Mutex(n).Unlock(ctx, o) }},
 	{"fair",
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Lock(ctx, o) },
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Unlock(ctx, o) },
-		func(ctx context.Context, c *Client, n string, o Owner, w time.Duration) (bool, error) {
-			return c.FairMutex(n).TryLock(ctx, o, w, 0)
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Lock(ctx, o)
 		},
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Unlock(ctx, o) }},
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Unlock(ctx, o)
+		},
+		func(ctx context.Context, c *Client, n string, o Owner, w time.Duration) (bool, error) {
+			return c.FairMutex(n, FairMutexOptions{}).TryLock(ctx, o, w, 0)
+		},
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Unlock(ctx, o)
+		}},
 	{"rwread",
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.RWMutex(n).RLock(ctx, o) },
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.RWMutex(n).RUnlock(ctx, o) },

@@ -65,22 +65,23 @@ type MultiLock struct {
 	stepWait time.Duration
 }
 
-// MultiLock returns a MultiLock over locks, which may come from any Client. Duplicates are
-// taken twice (the lock kinds are reentrant).
-func (c *Client) MultiLock(locks ...Locker) *MultiLock {
-	sorted := slices.Clone(locks)
-	slices.SortStableFunc(sorted, func(a, b Locker) int { return strings.Compare(a.Name(), b.Name()) })
-	return &MultiLock{locks: sorted, stepWait: DefaultMultiLockStepWait}
+// MultiLockOptions configure a MultiLock. The zero value of every field means its default.
+type MultiLockOptions struct {
+	// StepWait bounds how long the MultiLock waits for each lock after the first while holding
+	// others, before it releases them and starts over. Default DefaultMultiLockStepWait; zero or
+	// negative also means the default.
+	StepWait time.Duration
 }
 
-// WithStepWait returns a copy of m that waits at most d (positive) for each lock after the first
-// while holding others.
-func (m *MultiLock) WithStepWait(d time.Duration) *MultiLock {
-	cp := *m
-	if d > 0 {
-		cp.stepWait = d
+// NewMultiLock returns a MultiLock over locks, which may come from any Client, configured by
+// opt. Duplicates are taken twice (the lock kinds are reentrant).
+func NewMultiLock(locks []Locker, opt MultiLockOptions) *MultiLock {
+	if opt.StepWait <= 0 {
+		opt.StepWait = DefaultMultiLockStepWait
 	}
-	return &cp
+	sorted := slices.Clone(locks)
+	slices.SortStableFunc(sorted, func(a, b Locker) int { return strings.Compare(a.Name(), b.Name()) })
+	return &MultiLock{locks: sorted, stepWait: opt.StepWait}
 }
 
 // Name returns the names of the locks in the order they are taken, joined by ",", so that a

@@ -58,10 +58,26 @@ type RedLock struct {
 	retryDelay  time.Duration
 }
 
+// RedLockOptions configure a RedLock. The zero value of every field means its default.
+type RedLockOptions struct {
+	// NodeTimeout bounds the wait for one master's answer to one attempt or release. Default
+	// DefaultRedLockNodeTimeout; zero or negative also means the default.
+	NodeTimeout time.Duration
+	// RetryDelay is the mean pause between two attempts of a waiting RedLock, jittered by ±50%.
+	// Default DefaultRedLockRetryDelay; zero or negative also means the default.
+	RetryDelay time.Duration
+}
+
 // NewRedLock returns the RedLock on key name over the masters of clients, one independent
-// master (or single server) per Client.
-func NewRedLock(clients []*Client, name string) *RedLock {
-	r := &RedLock{name: name, nodeTimeout: DefaultRedLockNodeTimeout, retryDelay: DefaultRedLockRetryDelay}
+// master (or single server) per Client, configured by opt.
+func NewRedLock(clients []*Client, name string, opt RedLockOptions) *RedLock {
+	if opt.NodeTimeout <= 0 {
+		opt.NodeTimeout = DefaultRedLockNodeTimeout
+	}
+	if opt.RetryDelay <= 0 {
+		opt.RetryDelay = DefaultRedLockRetryDelay
+	}
+	r := &RedLock{name: name, nodeTimeout: opt.NodeTimeout, retryDelay: opt.RetryDelay}
 	for _, c := range clients {
 		r.locks = append(r.locks, c.redisMutex(name))
 		if r.leaseTime == 0 || c.opt.LeaseTime < r.leaseTime {
@@ -69,24 +85,6 @@ func NewRedLock(clients []*Client, name string) *RedLock {
 		}
 	}
 	return r
-}
-
-// WithNodeTimeout returns a copy of r that waits at most d (positive) for each master.
-func (r *RedLock) WithNodeTimeout(d time.Duration) *RedLock {
-	cp := *r
-	if d > 0 {
-		cp.nodeTimeout = d
-	}
-	return &cp
-}
-
-// WithRetryDelay returns a copy of r that pauses about d (positive) between attempts.
-func (r *RedLock) WithRetryDelay(d time.Duration) *RedLock {
-	cp := *r
-	if d > 0 {
-		cp.retryDelay = d
-	}
-	return &cp
 }
 
 // Name returns the lock's key, the same on every master.
@@ -104,7 +102,7 @@ func (r *RedLock) NewOwner() Owner {
 }
 
 // Lock blocks until owner holds the lock on a quorum of masters or ctx ends, retrying after
-// DefaultRedLockRetryDelay (jittered). Each master's hold is renewed by its Client's watchdog.
+// its RetryDelay (jittered). Each master's hold is renewed by its Client's watchdog.
 func (r *RedLock) Lock(ctx context.Context, owner Owner) error {
 	_, err := r.acquire(ctx, owner, -1, 0)
 	return err

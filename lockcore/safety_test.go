@@ -445,7 +445,7 @@ func TestHandedFieldIsNotReentry(t *testing.T) {
 	if _, ok, err := c.FencedMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
 		t.Errorf("FencedMutex.TryLock by the previous owner while b holds = %v, %v", ok, err)
 	}
-	if ok, err := c.FairMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
+	if ok, err := c.FairMutex("identity", FairMutexOptions{}).TryLock(ctx, a, 0, 0); ok || err != nil {
 		t.Errorf("FairMutex.TryLock by the previous owner while b holds = %v, %v", ok, err)
 	}
 	if ok, err := c.RWMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
