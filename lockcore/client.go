@@ -22,6 +22,7 @@ type Client struct {
 	// a release in it: "publish", or "spublish" on a Redis 7 cluster, as Redisson does.
 	pubsub     PubSubMode
 	publishCmd string
+	node       string // the deployment's addresses, for NodeError (node.go)
 
 	owners  atomic.Uint64
 	holds   holdTable
@@ -67,6 +68,7 @@ func New(opt Options) (*Client, error) {
 		c.opt.ID = uuid.NewString()
 	}
 	c.leaseArg = msArg(c.opt.LeaseTime)
+	c.node = c.nodeName()
 	c.pubsub = opt.PubSub
 	if c.pubsub == PubSubAuto {
 		mode, err := detectPubSub(c.rdb)

@@ -91,7 +91,11 @@
 // Errors are values checked with errors.Is: ErrNotOwner (an Unlock by an owner that does not
 // hold the lock: never held, or its lease ran out; never a silent success), ErrNoOwner (a zero
 // Owner), ErrClosed (the Client was closed, also while waiting). A wait cut short by its
-// context returns the context's error. Other errors are Redis's or the network's.
+// context returns the context's error. Other errors are Redis's or the network's. RedLock and
+// MultiLock, which span deployments, name the one that failed: their errors join a *NodeError
+// (Node: the address, never credentials) per failed deployment, found with errors.As, whose
+// cause errors.Is still sees (ErrNotOwner, ErrNodeTimeout, a context's error, ErrNoQuorum
+// around them all when a RedLock attempt lacked a quorum).
 //
 // # Topologies
 //

@@ -121,7 +121,8 @@ func (r *RedLock) LockLease(ctx context.Context, owner Owner, lease time.Duratio
 
 // TryLock makes attempts for up to wait (0: one attempt) and reports whether owner holds the
 // lock; lease as Mutex.TryLock. When the last attempt failed because too few masters answered,
-// the error wraps ErrNoQuorum.
+// the error wraps ErrNoQuorum and joins a NodeError for each master that failed or did not
+// answer in time (ErrNodeTimeout).
 func (r *RedLock) TryLock(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
 	v, _, err := r.TryLockValidity(ctx, owner, wait, lease)
 	return v > 0, err
@@ -207,6 +208,7 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	n := len(r.locks)
 	quorum := r.Quorum()
 	type reply struct {
+		i   int // the master's index
 		ok  bool
 		err error
 	}
@@ -215,10 +217,10 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	released := make(chan struct{}, n)
 	decided := make(chan struct{})
 	var release bool // set before decided is closed
-	for _, m := range r.locks {
+	for i, m := range r.locks {
 		go func() {
 			ok, err := m.TryLock(ctx, owner, 0, lease)
-			replies <- reply{ok, err}
+			replies <- reply{i, ok, err}
 			<-decided
 			if release && (ok || err != nil) {
 				_ = m.Unlock(context.WithoutCancel(ctx), owner)
@@ -228,6 +230,7 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	}
 	var granted, refused, failed int
 	var errs []error
+	answered := make([]bool, n)
 	timedOut := false
 	timer := time.NewTimer(r.nodeTimeout)
 	defer timer.Stop()
@@ -238,10 +241,11 @@ collect:
 	for granted+refused+failed < n && n-refused-failed >= quorum {
 		select {
 		case rep := <-replies:
+			answered[rep.i] = true
 			switch {
 			case rep.err != nil:
 				failed++
-				errs = append(errs, rep.err)
+				errs = append(errs, onNode(r.locks[rep.i].node(), rep.err))
 			case rep.ok:
 				granted++
 			default:
@@ -279,6 +283,11 @@ wait:
 	down := failed
 	if timedOut {
 		down = n - granted - refused
+		for i, ok := range answered {
+			if !ok {
+				errs = append(errs, &NodeError{Node: r.locks[i].node(), Err: ErrNodeTimeout})
+			}
+		}
 	}
 	if down > n-quorum {
 		res.err = fmt.Errorf("%w: %d of %d masters failed or did not answer in %v, quorum %d",
@@ -294,21 +303,29 @@ wait:
 // runs even when ctx has ended.
 func (r *RedLock) releaseOn(ctx context.Context, owner Owner, idx []int) []error {
 	ctx = context.WithoutCancel(ctx)
-	errs := make(chan error, len(idx))
+	type reply struct {
+		i   int // the master's index
+		err error
+	}
+	replies := make(chan reply, len(idx))
 	for _, i := range idx {
 		m := r.locks[i]
-		go func() { errs <- m.Unlock(ctx, owner) }()
+		go func() { replies <- reply{i, onNode(m.node(), m.Unlock(ctx, owner))} }()
 	}
 	out := make([]error, 0, len(idx))
+	answered := make(map[int]bool, len(idx))
 	timer := time.NewTimer(r.nodeTimeout)
 	defer timer.Stop()
 	for range idx {
 		select {
-		case err := <-errs:
-			out = append(out, err)
+		case rep := <-replies:
+			answered[rep.i] = true
+			out = append(out, rep.err)
 		case <-timer.C:
-			for len(out) < len(idx) {
-				out = append(out, fmt.Errorf("lockcore: redlock: no answer in %v", r.nodeTimeout))
+			for _, i := range idx {
+				if !answered[i] {
+					out = append(out, &NodeError{Node: r.locks[i].node(), Err: ErrNodeTimeout})
+				}
 			}
 			return out
 		}
@@ -318,8 +335,8 @@ func (r *RedLock) releaseOn(ctx context.Context, owner Owner, idx []int) []error
 
 // Unlock releases owner's hold on every master. It succeeds when a quorum released one. When
 // so many masters answered that owner did not hold it that no quorum can have held it (its
-// lease ran out, or it was never taken), the error wraps ErrNotOwner; otherwise it joins the
-// masters' errors.
+// lease ran out, or it was never taken), the error wraps ErrNotOwner; either way it joins one
+// NodeError per master that did not release.
 func (r *RedLock) Unlock(ctx context.Context, owner Owner) error {
 	if owner.IsZero() {
 		return ErrNoOwner
@@ -330,26 +347,23 @@ func (r *RedLock) Unlock(ctx context.Context, owner Owner) error {
 	}
 	n, quorum := len(r.locks), r.Quorum()
 	released, notOwner := 0, 0
-	var others []error
+	var failures []error // one NodeError per master that did not release
 	for _, err := range r.releaseOn(ctx, owner, idx) {
 		switch {
 		case err == nil:
 			released++
+			continue
 		case errors.Is(err, ErrNotOwner):
 			notOwner++
-		default:
-			others = append(others, err)
 		}
+		failures = append(failures, err)
 	}
 	switch {
 	case released >= quorum:
 		return nil
 	case notOwner > n-quorum:
-		err := fmt.Errorf("%w: redlock %q not held on %d of %d masters, quorum %d", ErrNotOwner, r.name, notOwner, n, quorum)
-		if len(others) > 0 {
-			err = fmt.Errorf("%w: %w", err, errors.Join(others...))
-		}
-		return err
+		return fmt.Errorf("%w: redlock %q not held on %d of %d masters, quorum %d: %w",
+			ErrNotOwner, r.name, notOwner, n, quorum, errors.Join(failures...))
 	}
-	return fmt.Errorf("lockcore: redlock %q released on %d of %d masters, quorum %d: %w", r.name, released, n, quorum, errors.Join(others...))
+	return fmt.Errorf("lockcore: redlock %q released on %d of %d masters, quorum %d: %w", r.name, released, n, quorum, errors.Join(failures...))
 }
