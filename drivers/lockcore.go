@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/lockbench/lockbench/lockcore"
 )
 
@@ -99,7 +100,7 @@ func openLockcore(cfg Config, t, driver string, tune lockcoreTuning) (*lockcoreB
 // hand-overs are the in-process ones (a grant passed on inside the release script is a grant
 // through Redis).
 func (b *lockcoreBase) Counters() Counters {
-	s := b.c.Stats()
+	s := lockhooks.ClientStats(b.c)
 	return Counters{Attempts: s.Attempts, FailedAttempts: s.FailedAttempts, LocalHandoffs: s.Handoffs}
 }
 

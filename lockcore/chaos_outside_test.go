@@ -113,7 +113,7 @@ func chaosUnlockKind(c *Client, owner Owner, kind chaosKind, name string) {
 func chaosBatchError(r *chaosRun) {
 	var cc *chaosClient
 	for _, x := range r.clients {
-		if !x.opt.NoBatch {
+		if !x.opt.knobs.NoBatch {
 			cc = x
 			break
 		}
@@ -172,7 +172,7 @@ func chaosBatchError(r *chaosRun) {
 		time.Sleep(time.Duration(20+rng.IntN(40)) * time.Millisecond)
 	}
 	r.direct.Do(ctx, r.direct.B().Del().Key(badName).Build())
-	r.t.Logf("chaos: c%d batch-error load: %d paired attempts, %d hidden grants, %d batches", cc.i, tries, hidden, c.Stats().Batches)
+	r.t.Logf("chaos: c%d batch-error load: %d paired attempts, %d hidden grants, %d batches", cc.i, tries, hidden, c.snapshot().Batches)
 }
 
 // chaosOutsideWaiter keeps chaos:hot busy with two goroutines of a client drawn from the seed

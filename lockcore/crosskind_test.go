@@ -113,7 +113,7 @@ func TestDoubtLeavesReadHoldAlone(t *testing.T) {
 	}
 	n.Heal(srv.Addr())
 	n.Sever(srv.Addr())
-	waitFor(t, func() bool { s := c.Stats(); return s.Doubts > 0 && s.Resolved == s.Doubts })
+	waitFor(t, func() bool { s := c.snapshot(); return s.Doubts > 0 && s.Resolved == s.Doubts })
 	if err := other.RWMutex(name).RUnlock(ctx, b); err != nil {
 		t.Fatal(err)
 	}

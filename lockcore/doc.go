@@ -120,12 +120,14 @@
 //     then sends everything queued as script calls of up to Options.MaxBatch operations (two
 //     calls at least for 16 or more, so that the client works on the replies of one while Redis
 //     runs the other), each with its own script's exact Redis effects and reply (per hash slot
-//     on a cluster); an operation alone goes out as its own script (see batch.go;
-//     Options.BatchInFlight selects the earlier send-when-a-call-returns mode, Options.NoBatch
-//     turns batching off);
+//     on a cluster); an operation alone goes out as its own script (see batch.go);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.
+//
+// lockbench measures what each of these buys by switching it off and counting (batches,
+// hand-overs, passes, yields, renewals) through hooks internal to the lockbench module, which
+// are no part of this API.
 //
 // # Lock cohorting
 //
@@ -145,8 +147,7 @@
 // still found the lock free, so that a remote waiter woken by the message gets its turn however
 // far away it is (up to about 60 ms); if not, it attempts at once, except once a second, when it
 // holds back three HandoffWindows for pollers that never subscribe. HandoffLimit < 0 is strict mode:
-// every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
-// counts hand-overs, passes and yields.
+// every release goes through Redis.
 //
 // # Calls of unknown outcome
 //

@@ -535,8 +535,8 @@ func testFairWatchdogRenewsWhileHeld(t *testing.T, e *testEnv) {
 	if pttl := e.int(t, "PTTL", name); pttl <= 0 {
 		t.Fatalf("PTTL %d while held", pttl)
 	}
-	if a.Renewals() < 3 {
-		t.Fatalf("%d renewals in four leases", a.Renewals())
+	if a.renewalCount() < 3 {
+		t.Fatalf("%d renewals in four leases", a.renewalCount())
 	}
 	if err := m.Unlock(ctx, ao); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,7 @@ func TestFailedInnerUnlockKeepsOuterHold(t *testing.T) {
 				o := other.NewOwner()
 				if ok, err := k.exclude(ctx, other, name, o, 0); ok || err != nil {
 					kv, _ := e.do(t, "HGETALL", name).AsStrMap()
-					t.Fatalf("another client took the lock while its owner holds the outer hold: %v, %v; key %v; %+v", ok, err, kv, c.Stats())
+					t.Fatalf("another client took the lock while its owner holds the outer hold: %v, %v; key %v; %+v", ok, err, kv, c.snapshot())
 				}
 				if err := k.unlock(ctx, c, name, a); err != nil {
 					t.Fatalf("outer unlock: %v", err)
