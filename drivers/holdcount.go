@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/lockbench/lockbench/lockcore"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -57,7 +58,7 @@ func lockcoreHoldCount(ctx context.Context, c *lockcore.Client, name, field stri
 // HoldCount implements HoldCounter. A Mutex handed over inside the process is counted under the
 // field of the owner that took it through Redis: the hold table says which.
 func (w *lockcoreWorker) HoldCount(ctx context.Context, name string) (int64, error) {
-	field, _ := w.mutex(name).HoldField(w.owner)
+	field, _ := lockhooks.HoldField(w.mutex(name), w.owner)
 	return lockcoreHoldCount(ctx, w.c, name, field)
 }
 
@@ -73,7 +74,7 @@ func (w *lockcoreFencedWorker) HoldCount(ctx context.Context, name string) (int6
 
 // Renewals implements RenewalCounter for the lockcore drivers on one deployment: the lockcore
 // watchdog's renewals.
-func (b *lockcoreBase) Renewals() int64 { return b.c.Renewals() }
+func (b *lockcoreBase) Renewals() int64 { return lockhooks.Renewals(b.c) }
 
 // HoldCount implements HoldCounter: the owner field of the RLock hash.
 func (w *redissonWorker) HoldCount(ctx context.Context, name string) (int64, error) {

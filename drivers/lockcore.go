@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/lockbench/lockbench/lockcore"
 )
 
@@ -99,7 +100,7 @@ func openLockcore(cfg Config, t, driver string, tune lockcoreTuning) (*lockcoreB
 // hand-overs are the in-process ones (a grant passed on inside the release script is a grant
 // through Redis).
 func (b *lockcoreBase) Counters() Counters {
-	s := b.c.Stats()
+	s := lockhooks.ClientStats(b.c)
 	return Counters{Attempts: s.Attempts, FailedAttempts: s.FailedAttempts, LocalHandoffs: s.Handoffs}
 }
 
@@ -195,12 +196,12 @@ func (w *lockcoreWorker) Unlock(ctx context.Context, name string) error {
 
 // LockMulti implements MultiWorker.
 func (w *lockcoreWorker) LockMulti(ctx context.Context, names []string) error {
-	return lockMulti(ctx, w.multi.get(w.c, names, w.mutexLocker), w.owner, w.lease)
+	return lockMulti(ctx, w.multi.get(names, w.mutexLocker), w.owner, w.lease)
 }
 
 // UnlockMulti implements MultiWorker.
 func (w *lockcoreWorker) UnlockMulti(ctx context.Context, names []string) error {
-	return notHeld(w.multi.get(w.c, names, w.mutexLocker).Unlock(ctx, w.owner))
+	return notHeld(w.multi.get(names, w.mutexLocker).Unlock(ctx, w.owner))
 }
 
 func (w *lockcoreWorker) mutexLocker(name string) lockcore.Locker { return w.c.Mutex(name) }
@@ -256,7 +257,7 @@ type lastMulti struct {
 }
 
 // get returns the MultiLock over the locks lockerFor gives for names.
-func (lm *lastMulti) get(c *lockcore.Client, names []string, lockerFor func(string) lockcore.Locker) *lockcore.MultiLock {
+func (lm *lastMulti) get(names []string, lockerFor func(string) lockcore.Locker) *lockcore.MultiLock {
 	if lm.m != nil && slices.Equal(lm.names, names) {
 		return lm.m
 	}
@@ -264,7 +265,7 @@ func (lm *lastMulti) get(c *lockcore.Client, names []string, lockerFor func(stri
 	for i, n := range names {
 		locks[i] = lockerFor(n)
 	}
-	lm.m = c.MultiLock(locks...)
+	lm.m = lockcore.NewMultiLock(locks, lockcore.MultiLockOptions{})
 	lm.names = append(lm.names[:0], names...)
 	return lm.m
 }

@@ -61,7 +61,7 @@ type lockcoreFairWorker struct {
 
 func (w *lockcoreFairWorker) fair(name string) *lockcore.FairMutex {
 	if w.last == nil || w.last.Name() != name {
-		w.last = w.c.FairMutex(name)
+		w.last = w.c.FairMutex(name, lockcore.FairMutexOptions{})
 	}
 	return w.last
 }

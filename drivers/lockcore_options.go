@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/lockbench/lockbench/lockcore"
 )
 
@@ -13,8 +14,8 @@ import (
 // The zero value is lockcore's defaults.
 type lockcoreTuning struct {
 	noQueue       bool
-	noBatch       bool          // lockcore.Options.NoBatch
-	inFlight      int           // lockcore.Options.BatchInFlight
+	noBatch       bool          // lockhooks.Knobs.NoBatch
+	inFlight      int           // lockhooks.Knobs.BatchInFlight
 	maxBatch      int           // lockcore.Options.MaxBatch
 	flushDelay    time.Duration // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
 	handoffLimit  int           // lockcore.Options.HandoffLimit: 0 default, negative strict
@@ -151,9 +152,7 @@ func (t lockcoreTuning) window() time.Duration {
 
 // apply sets the tuning in opt.
 func (t lockcoreTuning) apply(opt *lockcore.Options) {
-	opt.NoLocalQueue = t.noQueue
-	opt.NoBatch = t.noBatch
-	opt.BatchInFlight = t.inFlight
+	lockhooks.SetKnobs(opt, lockhooks.Knobs{NoLocalQueue: t.noQueue, NoBatch: t.noBatch, BatchInFlight: t.inFlight})
 	opt.MaxBatch = t.maxBatch
 	opt.Redis.MaxFlushDelay = t.flushDelay
 	opt.HandoffLimit = t.handoffLimit

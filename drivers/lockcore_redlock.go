@@ -103,7 +103,7 @@ func (w *lockcoreRedLockWorker) redLock(name string) *lockcore.RedLock {
 }
 
 func (w *lockcoreRedLockWorker) newRedLock(name string) *lockcore.RedLock {
-	return lockcore.NewRedLock(w.l.clients, name).WithRetryDelay(LockcoreRedLockRetryDelay)
+	return lockcore.NewRedLock(w.l.clients, name, lockcore.RedLockOptions{RetryDelay: LockcoreRedLockRetryDelay})
 }
 
 // Lock makes one RedLock attempt after another until one is granted or ctx ends. An attempt
@@ -134,12 +134,12 @@ func (w *lockcoreRedLockWorker) Unlock(ctx context.Context, name string) error {
 
 // LockMulti implements MultiWorker: a MultiLock over RedLocks.
 func (w *lockcoreRedLockWorker) LockMulti(ctx context.Context, names []string) error {
-	return lockMulti(ctx, w.multi.get(w.l.clients[0], names, w.redLocker), w.owner, w.l.lease)
+	return lockMulti(ctx, w.multi.get(names, w.redLocker), w.owner, w.l.lease)
 }
 
 // UnlockMulti implements MultiWorker.
 func (w *lockcoreRedLockWorker) UnlockMulti(ctx context.Context, names []string) error {
-	return notHeld(w.multi.get(w.l.clients[0], names, w.redLocker).Unlock(ctx, w.owner))
+	return notHeld(w.multi.get(names, w.redLocker).Unlock(ctx, w.owner))
 }
 
 func (w *lockcoreRedLockWorker) redLocker(name string) lockcore.Locker { return w.newRedLock(name) }

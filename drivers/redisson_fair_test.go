@@ -86,7 +86,7 @@ func TestRedissonFairLockcoreInterop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const name = "rfi:k"
-	fm := c.FairMutex(name)
+	fm := c.FairMutex(name, lockcore.FairMutexOptions{})
 	holder, later := c.NewOwner(), c.NewOwner()
 	if err := fm.Lock(ctx, holder); err != nil {
 		t.Fatal(err)

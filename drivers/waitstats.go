@@ -1,5 +1,7 @@
 package drivers
 
+import "github.com/lockbench/lockbench/internal/lockhooks"
+
 // WaitStats are a driver's counts of how its waiters waited, for the waiting-at-scale workload:
 // what pub/sub costs per acquisition and where it breaks (Redisson's subscription pool). They
 // count from Open, except Channels, which is now.
@@ -56,7 +58,7 @@ func (l *redissonLocker) WaitStats() WaitStats { return l.subs.waitStats() }
 // WaitStats implements WaitCountingLocker from the Client's Stats. lockcore's local waiter
 // queue and hand-overs wait without pub/sub and are not counted here.
 func (b *lockcoreBase) WaitStats() WaitStats {
-	s := b.c.Stats()
+	s := lockhooks.ClientStats(b.c)
 	refusals, refusal := b.c.SubscribeRefusals()
 	return WaitStats{
 		SubscribeRefusals: refusals,

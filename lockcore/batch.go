@@ -25,16 +25,16 @@ import (
 // once splitAt are queued: see takeQueue), whatever is still in flight. A batch leaves when the
 // client has run out of other work, so Redis runs one batch while the client works on the
 // replies of the one before, and an idle Client adds one yield. Sending instead when a call
-// returns (Options.BatchInFlight, the earlier mode) lets the batches fall into step with the
+// returns (lockhooks.Knobs.BatchInFlight, the earlier mode) lets the batches fall into step with the
 // replies: measured with lockbench run on W1 (64 workers, 10000 keys, redis-server and
 // lockbench each on a CPU of their own), one large and one small batch took turns and each side
 // idled 40% of the time, 133k acq/s against 180k with no batching; gathering, with calls of 32,
 // made 210k, at 4.3 µs of Redis CPU per acquisition against 5.4.
 //
-// In the earlier mode, while fewer than Options.BatchInFlight calls of the group are in flight
+// In the earlier mode, while fewer than BatchInFlight calls of the group are in flight
 // an operation goes out at once as its own call; otherwise it queues, and when a call of the
 // group returns everything queued meanwhile goes out as one batch. Either way the wait an
-// operation spends queued is bounded by about one call's round trip, and Stats reports it.
+// operation spends queued is bounded by about one call's round trip, and lockhooks.Stats reports it.
 //
 // A lock attempt whose ctx ends while it is queued leaves the queue and never reaches Redis. Once
 // sent, an operation runs to its reply, as a single call does (see Mutex.try).
@@ -90,7 +90,7 @@ type batchGroup struct {
 	mu       sync.Mutex
 	inFlight int
 	queue    []*op
-	// gathering: when gathering (Options.BatchInFlight 0), a leader is yielding and will take the queue; the queue is
+	// gathering: when gathering (BatchInFlight 0), a leader is yielding and will take the queue; the queue is
 	// empty whenever it is false.
 	gathering bool
 }
@@ -129,15 +129,15 @@ func (b *batcher) group(name string) *batchGroup {
 // result as an int64, or an error (rueidis.Nil for a nil reply). Once sent, the call is not
 // canceled by ctx; ctx only ends a wait in the queue, and only for lock attempts.
 func (c *Client) run(ctx context.Context, kind opKind, name string, args ...string) (int64, error) {
-	if c.opt.NoBatch {
+	if c.opt.knobs.NoBatch {
 		return c.single(ctx, kind, name, args)
 	}
 	g := c.batch.group(name)
-	if c.opt.BatchInFlight == 0 {
+	if c.opt.knobs.BatchInFlight == 0 {
 		return c.gather(ctx, g, kind, name, args)
 	}
 	g.mu.Lock()
-	if g.inFlight < c.opt.BatchInFlight && len(g.queue) == 0 {
+	if g.inFlight < c.opt.knobs.BatchInFlight && len(g.queue) == 0 {
 		g.inFlight++
 		g.mu.Unlock()
 		n, err := c.single(ctx, kind, name, args)
@@ -324,7 +324,7 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// batchWait converts Stats' queue wait to a duration per queued operation.
+// batchWait converts the queue wait counter to a duration per queued operation.
 func batchWait(total, n int64) time.Duration {
 	if n == 0 {
 		return 0
@@ -332,7 +332,7 @@ func batchWait(total, n int64) time.Duration {
 	return time.Duration(total / n)
 }
 
-// gather performs one operation when batches gather (Options.BatchInFlight 0): the operation joins g's queue, and the one
+// gather performs one operation when batches gather (BatchInFlight 0): the operation joins g's queue, and the one
 // that finds no leader becomes it: it yields the processor once, so that the goroutines already
 // runnable (those a batch reply just woke) run and queue their next operations, then takes the
 // queue and sends it, without waiting for batches still in flight. Batches therefore follow the

@@ -30,10 +30,10 @@ func TestGatherDemultiplexesResults(t *testing.T) {
 	release := holdGathering(c)
 	d := startDemux(t, e, ctx, c, other, n)
 	waitFor(t, func() bool { return c.queued() == n })
-	before := c.Stats()
+	before := c.snapshot()
 	release()
 	d.check()
-	s := c.Stats()
+	s := c.snapshot()
 	if s.Batches-before.Batches != 2 || s.BatchedOps-before.BatchedOps != n {
 		t.Errorf("%d batches carrying %d operations; want the %d queued in 2 calls of at most 16", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
 	}
@@ -56,10 +56,10 @@ func TestGatherSplitsLongQueues(t *testing.T) {
 		release := holdGathering(c)
 		d := startDemux(t, e, ctx, c, other, tc.n)
 		waitFor(t, func() bool { return c.queued() == tc.n })
-		before := c.Stats()
+		before := c.snapshot()
 		release()
 		d.check()
-		s := c.Stats()
+		s := c.snapshot()
 		if s.Batches-before.Batches != int64(tc.calls) || s.BatchedOps-before.BatchedOps != int64(tc.n) {
 			t.Errorf("%d queued: %d calls carrying %d operations; want %d calls", tc.n, s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, tc.calls)
 		}
@@ -130,7 +130,7 @@ func TestGatherConcurrentOwners(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := c.Stats(); s.Batches == 0 {
+	if s := c.snapshot(); s.Batches == 0 {
 		t.Errorf("no batch of more than one operation in %d concurrent lock/unlock pairs: %+v", workers*rounds, s)
 	}
 	e.assertNoKeys(t)

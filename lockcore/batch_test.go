@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/redis/rueidis"
 )
 
@@ -56,7 +57,7 @@ func (c *Client) queued() int {
 // unlock by a non-owner.
 func TestBatchDemultiplexesResults(t *testing.T) {
 	e := newEnv(t)
-	c, gc := gatedClient(t, e, Options{BatchInFlight: 1})
+	c, gc := gatedClient(t, e, Options{knobs: lockhooks.Knobs{BatchInFlight: 1}})
 	other := e.client(t, Options{})
 	ctx := ctxT(t, 20*time.Second)
 	const n = 24
@@ -67,13 +68,13 @@ func TestBatchDemultiplexesResults(t *testing.T) {
 	waitFor(t, func() bool { return gc.blocked.Load() == 1 })
 	d := startDemux(t, e, ctx, c, other, n)
 	waitFor(t, func() bool { return c.queued() == n })
-	before := c.Stats()
+	before := c.snapshot()
 	close(gc.gate)
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
 	d.check()
-	s := c.Stats()
+	s := c.snapshot()
 	if s.Batches-before.Batches != 1 || s.BatchedOps-before.BatchedOps != n {
 		t.Errorf("%d batches carrying %d operations; want the %d queued in one", s.Batches-before.Batches, s.BatchedOps-before.BatchedOps, n)
 	}
@@ -182,7 +183,7 @@ func (d *demux) release() {
 // error and never reaches Redis; the lock stays free and the local queue moves on.
 func TestBatchQueuedAttemptCanceled(t *testing.T) {
 	e := newEnv(t)
-	c, gc := gatedClient(t, e, Options{BatchInFlight: 1})
+	c, gc := gatedClient(t, e, Options{knobs: lockhooks.Knobs{BatchInFlight: 1}})
 	ctx := ctxT(t, 20*time.Second)
 	gc.armed.Store(true)
 	firstOwner := c.NewOwner()
@@ -213,7 +214,7 @@ func TestBatchQueuedAttemptCanceled(t *testing.T) {
 	if ok, err := c.Mutex("victim").TryLock(ctx, later, 0, 0); !ok || err != nil {
 		t.Fatalf("TryLock after the canceled attempt = %v, %v; want the lock", ok, err)
 	}
-	if c.Stats().Batches != 0 {
+	if c.snapshot().Batches != 0 {
 		t.Fatal("the canceled attempt went out in a batch")
 	}
 	if err := c.Mutex("first").Unlock(ctx, firstOwner); err != nil {
@@ -361,7 +362,7 @@ func TestBatchOnClusterStaysInSlot(t *testing.T) {
 	if v := violations.Load(); v != 0 {
 		t.Fatalf("%d mutual exclusion violations", v)
 	}
-	s := c.Stats()
+	s := c.snapshot()
 	if s.Batches == 0 {
 		t.Fatalf("no batch formed over %d keys in %d slots: %+v", tags*perTag, tags, s)
 	}
@@ -380,7 +381,7 @@ func TestBatchOnClusterStaysInSlot(t *testing.T) {
 // only a third queues for a batch; all three get their answers once the calls return.
 func TestBatchInFlightBound(t *testing.T) {
 	e := newEnv(t)
-	c, gc := gatedClient(t, e, Options{BatchInFlight: 2})
+	c, gc := gatedClient(t, e, Options{knobs: lockhooks.Knobs{BatchInFlight: 2}})
 	ctx := ctxT(t, 20*time.Second)
 	errs := make(chan error, 3)
 	owners := [3]Owner{c.NewOwner(), c.NewOwner(), c.NewOwner()}
@@ -414,13 +415,13 @@ func TestBatchInFlightBound(t *testing.T) {
 
 func TestBatchInFlightOption(t *testing.T) {
 	for n, want := range map[int]int{0: 0, 1: 1, 64: 64, -1: -1, 65: -1} {
-		o := Options{BatchInFlight: n}
+		o := Options{knobs: lockhooks.Knobs{BatchInFlight: n}}
 		err := o.fill()
 		switch {
 		case want < 0 && err == nil:
 			t.Errorf("BatchInFlight %d accepted; want an error", n)
-		case want >= 0 && (err != nil || o.BatchInFlight != want):
-			t.Errorf("BatchInFlight %d: %d, %v; want %d", n, o.BatchInFlight, err, want)
+		case want >= 0 && (err != nil || o.knobs.BatchInFlight != want):
+			t.Errorf("BatchInFlight %d: %d, %v; want %d", n, o.knobs.BatchInFlight, err, want)
 		}
 	}
 }

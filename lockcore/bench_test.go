@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/lockhooks"
 )
 
 // BenchmarkMutexLockUnlock is a lock+unlock cycle of 64 goroutines over 10000 keys on one private
@@ -23,12 +25,12 @@ func BenchmarkMutexLockUnlock(b *testing.B) {
 		noBatch bool
 	}{{"batch=on", false}, {"batch=off", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			c := e.client(b, Options{NoBatch: mode.noBatch})
+			c := e.client(b, Options{knobs: lockhooks.Knobs{NoBatch: mode.noBatch}})
 			ctx := context.Background()
 			var seq atomic.Uint64
 			b.ReportAllocs()
 			b.SetParallelism(32)
-			before := c.Stats()
+			before := c.snapshot()
 			b.ResetTimer()
 			start := time.Now()
 			b.RunParallel(func(pb *testing.PB) {
@@ -47,7 +49,7 @@ func BenchmarkMutexLockUnlock(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "acq/s")
-			s := c.Stats()
+			s := c.snapshot()
 			ops := 2 * float64(b.N)
 			calls := ops - float64(s.BatchedOps-before.BatchedOps) + float64(s.Batches-before.Batches)
 			b.ReportMetric(calls/float64(b.N), "calls/op")

@@ -77,7 +77,7 @@ func chaosTryKind(c *Client, owner Owner, kind chaosKind, name string, lease tim
 		_, ok, err := c.FencedMutex(name).TryLock(ctx, owner, 0, lease)
 		return ok, err
 	case kindFair:
-		return c.FairMutex(name).TryLock(ctx, owner, 0, lease)
+		return c.FairMutex(name, FairMutexOptions{}).TryLock(ctx, owner, 0, lease)
 	case kindRWWrite:
 		return c.RWMutex(name).TryLock(ctx, owner, 0, lease)
 	case kindRWRead:
@@ -94,7 +94,7 @@ func chaosUnlockKind(c *Client, owner Owner, kind chaosKind, name string) {
 	case kindFenced:
 		c.FencedMutex(name).Unlock(ctx, owner)
 	case kindFair:
-		c.FairMutex(name).Unlock(ctx, owner)
+		c.FairMutex(name, FairMutexOptions{}).Unlock(ctx, owner)
 	case kindRWWrite:
 		c.RWMutex(name).Unlock(ctx, owner)
 	case kindRWRead:
@@ -113,7 +113,7 @@ func chaosUnlockKind(c *Client, owner Owner, kind chaosKind, name string) {
 func chaosBatchError(r *chaosRun) {
 	var cc *chaosClient
 	for _, x := range r.clients {
-		if !x.opt.NoBatch {
+		if !x.opt.knobs.NoBatch {
 			cc = x
 			break
 		}
@@ -172,7 +172,7 @@ func chaosBatchError(r *chaosRun) {
 		time.Sleep(time.Duration(20+rng.IntN(40)) * time.Millisecond)
 	}
 	r.direct.Do(ctx, r.direct.B().Del().Key(badName).Build())
-	r.t.Logf("chaos: c%d batch-error load: %d paired attempts, %d hidden grants, %d batches", cc.i, tries, hidden, c.Stats().Batches)
+	r.t.Logf("chaos: c%d batch-error load: %d paired attempts, %d hidden grants, %d batches", cc.i, tries, hidden, c.snapshot().Batches)
 }
 
 // chaosOutsideWaiter keeps chaos:hot busy with two goroutines of a client drawn from the seed

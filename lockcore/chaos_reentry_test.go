@@ -72,7 +72,7 @@ func (r *chaosRun) nested(rng *rand.Rand, cc *chaosClient, owner Owner) {
 		}
 		release = func(ctx context.Context) error { return m.Unlock(ctx, owner) }
 	case kindFair:
-		f := c.FairMutex(op.name)
+		f := c.FairMutex(op.name, FairMutexOptions{})
 		acquire = func(ctx context.Context) (bool, int64, error) {
 			if op.lease > 0 {
 				return true, 0, f.LockLease(ctx, owner, op.lease)

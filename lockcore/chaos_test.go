@@ -202,7 +202,7 @@ func (cc *chaosClient) String() string {
 		window = o.HandoffWindow.String()
 	}
 	return fmt.Sprintf("c%d: %d workers, LeaseTime %v, HandoffLimit %s, HandoffWindow %s, NoBatch %v",
-		cc.i, cc.workers, o.LeaseTime, limit, window, o.NoBatch)
+		cc.i, cc.workers, o.LeaseTime, limit, window, o.knobs.NoBatch)
 }
 
 // chaosRun is one run of the test.
@@ -259,7 +259,7 @@ func newChaosRun(t *testing.T, cfg chaosConfig) *chaosRun {
 		if cc.opt.HandoffWindow == 0 && rng.IntN(2) == 0 {
 			cc.opt.HandoffWindow = time.Duration(1+rng.IntN(50)) * time.Millisecond
 		}
-		cc.opt.NoBatch = rng.IntN(3) == 0
+		cc.opt.knobs.NoBatch = rng.IntN(3) == 0
 		opt := cc.opt
 		nt := cc.net
 		opt.Redis = rueidis.ClientOption{
@@ -587,7 +587,7 @@ func (r *chaosRun) do(c *Client, owner Owner, op *chaosOp) {
 		}
 		release = func(ctx context.Context) error { return f.Unlock(ctx, owner) }
 	case kindFair:
-		f := c.FairMutex(op.name)
+		f := c.FairMutex(op.name, FairMutexOptions{})
 		acquire = func(ctx context.Context) (bool, int64, error) {
 			if op.wait >= 0 {
 				ok, err := f.TryLock(ctx, owner, op.wait, op.lease)
@@ -1225,7 +1225,7 @@ func (k *chaosChecker) report() {
 	k.r.faultMu.Unlock()
 	var stats []string
 	for _, cc := range k.r.clients {
-		s := cc.c.Stats()
+		s := cc.c.snapshot()
 		stats = append(stats, fmt.Sprintf("c%d handoffs %d passes %d yields %d", cc.i, s.Handoffs, s.Passes, s.Yields))
 	}
 	t.Logf("chaos summary: seed %d, %v, %d faults; grants/late/denied: %s; errors: %s; worst return past deadline %v (bound %v), worst unlock %v; %d lease checks; %s; violations by invariant 1-5: %v",

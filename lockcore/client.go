@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/redis/rueidis"
 )
 
@@ -22,6 +23,7 @@ type Client struct {
 	// a release in it: "publish", or "spublish" on a Redis 7 cluster, as Redisson does.
 	pubsub     PubSubMode
 	publishCmd string
+	node       string // the deployment's addresses, for NodeError (node.go)
 
 	owners  atomic.Uint64
 	holds   holdTable
@@ -67,6 +69,7 @@ func New(opt Options) (*Client, error) {
 		c.opt.ID = uuid.NewString()
 	}
 	c.leaseArg = msArg(c.opt.LeaseTime)
+	c.node = c.nodeName()
 	c.pubsub = opt.PubSub
 	if c.pubsub == PubSubAuto {
 		mode, err := detectPubSub(c.rdb)
@@ -115,47 +118,7 @@ func (c *Client) OwnerWithID(id uint64) Owner {
 // PubSubSharded, never PubSubAuto.
 func (c *Client) PubSub() PubSubMode { return c.pubsub }
 
-// Stats are counts of a Client's Mutex work since New, for telling why an acquisition costs what
-// it does. FencedMutex attempts count too; the other lock kinds are not counted.
-type Stats struct {
-	// Attempts is lock script runs: acquisitions through Redis, reentrant ones included.
-	Attempts int64
-	// FailedAttempts is the attempts that found the lock taken.
-	FailedAttempts int64
-	// Handoffs is releases that passed the lock to a local waiter inside the process.
-	Handoffs int64
-	// Passes is releases that passed the lock to a local waiter inside the release script.
-	Passes int64
-	// Yields is releases with a local waiter that left the lock free for other clients and held
-	// that waiter back: they were subscribed to hear the release, or the chain of grants inside
-	// the Client was over and it was time to leave pollers a window (see outside.go).
-	Yields int64
-	// Doubts is hash fields put in doubt by a call of unknown outcome (a lost reply) or found
-	// counting more holds than the Client did; Resolved is those the resolver has since cleared
-	// or found gone (see doubt.go).
-	Doubts, Resolved int64
-	// Refused is lock attempts not sent because their field was lent to another local owner by
-	// a hand-over.
-	Refused int64
-	// Batches is script calls that carried more than one Mutex operation (see Options.NoBatch).
-	Batches int64
-	// Queued is Mutex operations (attempts and releases) that waited in a batch queue rather than
-	// going out at once; BatchedOps of them went out in Batches, the rest alone.
-	Queued, BatchedOps int64
-	// QueueWait is the mean time a queued operation waited before its call was sent: the latency
-	// batching adds.
-	QueueWait time.Duration
-	// Subscribes and Unsubscribes are the (S)SUBSCRIBE and (S)UNSUBSCRIBE commands sent for
-	// waiters' unlock channels (the lock kinds that wait on pub/sub).
-	Subscribes, Unsubscribes int64
-	// Channels is how many channels are subscribed now; PeakChannels the most at once.
-	Channels, PeakChannels int64
-	// WakeUps is waits on a channel ended by an unlock message (or a permit one left);
-	// TimedWaits those ended by their timer (the lock's TTL) with no message: missed wake-ups.
-	WakeUps, TimedWaits int64
-}
-
-// counters are the live Stats.
+// counters are the live lockhooks.Stats.
 type counters struct {
 	attempts, failed, handoffs, passes, yields atomic.Int64
 	batches, batchedOps, queued, queueWait     atomic.Int64
@@ -175,10 +138,10 @@ func (s *counters) channelUp() {
 	}
 }
 
-// Stats returns the Client's counts so far.
-func (c *Client) Stats() Stats {
+// snapshot returns the Client's counts so far (lockhooks.ClientStats).
+func (c *Client) snapshot() lockhooks.Stats {
 	q := c.stats.queued.Load()
-	return Stats{
+	return lockhooks.Stats{
 		Attempts:       c.stats.attempts.Load(),
 		FailedAttempts: c.stats.failed.Load(),
 		Handoffs:       c.stats.handoffs.Load(),
@@ -200,8 +163,8 @@ func (c *Client) Stats() Stats {
 	}
 }
 
-// Renewals returns how many lease renewals the watchdog has sent.
-func (c *Client) Renewals() int64 { return c.renewals.Load() }
+// renewalCount returns how many lease renewals the watchdog has sent (lockhooks.Renewals).
+func (c *Client) renewalCount() int64 { return c.renewals.Load() }
 
 // Close stops the watchdog and the subscriptions and, if New built the rueidis client, closes it.
 // Locks still held are not released; their leases run out. Close is idempotent.

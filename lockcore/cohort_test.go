@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/lockhooks"
 )
 
 // hammer runs workers goroutines of c, each taking and releasing the Mutex name rounds times
@@ -49,7 +51,7 @@ func hammer(t *testing.T, c *Client, name string, workers, rounds int, hold time
 
 // grants is how many times Redis granted a lock to c: attempts that succeeded, and releases
 // that passed the lock on inside the release script.
-func grants(s Stats) int64 { return s.Attempts - s.FailedAttempts + s.Passes }
+func grants(s lockhooks.Stats) int64 { return s.Attempts - s.FailedAttempts + s.Passes }
 
 // On a hot lock the goroutines of one Client pass it among themselves: most grants need no
 // Redis call, the bound on consecutive hand-overs holds, and the lock stays exclusive.
@@ -63,7 +65,7 @@ func TestHandoffOnHotLock(t *testing.T) {
 		t.Fatalf("%d violations", v)
 	}
 	scripts := e.calls(t, "evalsha") - before
-	s := c.Stats()
+	s := c.snapshot()
 	t.Logf("%d acquisitions: %+v, %d script calls", workers*rounds, s, scripts)
 	if s.Handoffs == 0 {
 		t.Fatal("no hand-overs on a lock 16 goroutines share")
@@ -95,7 +97,7 @@ func TestStrictModePassesThroughRedis(t *testing.T) {
 		t.Fatalf("%d violations", v)
 	}
 	scripts := e.calls(t, "evalsha") - before
-	s := c.Stats()
+	s := c.snapshot()
 	t.Logf("%d acquisitions: %+v, %d script calls", workers*rounds, s, scripts)
 	if s.Handoffs != 0 {
 		t.Fatalf("%d hand-overs in strict mode", s.Handoffs)
@@ -134,7 +136,7 @@ func TestHandedOverLockKeepsFieldAndOwnership(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
-	if s := c.Stats(); s.Handoffs != 1 {
+	if s := c.snapshot(); s.Handoffs != 1 {
 		t.Fatalf("stats %+v, want one hand-over", s)
 	}
 	fields, err := e.do(t, "HGETALL", "field").AsStrMap()
@@ -217,14 +219,14 @@ func TestHandoffNeedsLeaseAhead(t *testing.T) {
 			got := make(chan error, 1)
 			go func() { got <- lock(b, tc.next) }()
 			waitFor(t, func() bool { return c.localQueueLen(name) == 1 })
-			before := c.Stats()
+			before := c.snapshot()
 			if err := m.Unlock(ctx, a); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-got; err != nil {
 				t.Fatal(err)
 			}
-			after := c.Stats()
+			after := c.snapshot()
 			if handed := after.Handoffs > before.Handoffs; handed != tc.handed {
 				t.Fatalf("handed over %v, want %v (stats %+v)", handed, tc.handed, after)
 			}
@@ -394,7 +396,7 @@ func TestQueueMovesOnWhenHoldIsLost(t *testing.T) {
 func TestRemoteWaiterGetsHotLock(t *testing.T) {
 	e := newEnv(t)
 	hot := e.client(t, Options{})
-	remote := e.client(t, Options{NoLocalQueue: true})
+	remote := e.client(t, Options{knobs: lockhooks.Knobs{NoLocalQueue: true}})
 	ctx := ctxT(t, 60*time.Second)
 	stop, hotGrants := hotLock(t, ctx, hot, "contended", 8)
 	defer stop()
@@ -417,7 +419,7 @@ func TestRemoteWaiterGetsHotLock(t *testing.T) {
 		worst = max(worst, w)
 		total += w
 	}
-	s := hot.Stats()
+	s := hot.snapshot()
 	t.Logf("remote waits: mean %v, worst %v (window %v, yield %v); hot client %d grants, %+v",
 		total/time.Duration(len(waits)), worst, DefaultHandoffWindow, DefaultHandoffYield, hotGrants.Load(), s)
 	if s.Yields == 0 {

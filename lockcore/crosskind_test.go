@@ -57,7 +57,7 @@ func TestLostReadGrantIsNotReentry(t *testing.T) {
 			case "mutex":
 				ok, err = c.Mutex(name).TryLock(ctx, m, 0, 0)
 			case "fair":
-				ok, err = c.FairMutex(name).TryLock(ctx, m, 0, 0)
+				ok, err = c.FairMutex(name, FairMutexOptions{}).TryLock(ctx, m, 0, 0)
 			}
 			if ok || err != nil {
 				kv, _ := e.do(t, "HGETALL", name).AsStrMap()
@@ -113,7 +113,7 @@ func TestDoubtLeavesReadHoldAlone(t *testing.T) {
 	}
 	n.Heal(srv.Addr())
 	n.Sever(srv.Addr())
-	waitFor(t, func() bool { s := c.Stats(); return s.Doubts > 0 && s.Resolved == s.Doubts })
+	waitFor(t, func() bool { s := c.snapshot(); return s.Doubts > 0 && s.Resolved == s.Doubts })
 	if err := other.RWMutex(name).RUnlock(ctx, b); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,18 @@
 // The examples (Example, ExampleMutex_reentrant, ExampleFairMutex, …) run as tests against
 // redis-servers the test binary starts.
 //
+// # Configuration
+//
+// Configuration has one shape throughout: a constructor with something to set takes an options
+// struct, and the zero value of every field means its default, an exported constant. New takes
+// Options (lease, watchdog, pub/sub, batching and hand-over bounds, for every lock of the
+// Client); Client.FairMutex takes FairMutexOptions (the waiters' wait time), NewRedLock takes
+// RedLockOptions (node timeout, retry delay) and NewMultiLock takes MultiLockOptions (step
+// wait). Mutex, FencedMutex and RWMutex have nothing of their own to set and take only a name:
+//
+//	fair := c.FairMutex("queue:jobs", lockcore.FairMutexOptions{WaitTime: 10 * time.Second})
+//	both := lockcore.NewMultiLock([]lockcore.Locker{c.Mutex("a"), c.Mutex("b")}, lockcore.MultiLockOptions{})
+//
 // # Owners
 //
 // Go has no thread ids, so callers hold an explicit Owner (Client.NewOwner), which plays the
@@ -70,7 +82,7 @@
 //   - RWMutex: readers share, a writer excludes (RReadWriteLock); per-hold read expiry keys; a
 //     write release wakes every waiting reader (message "1").
 //   - MultiLock: all or nothing over any Lockers, in any cluster slots, without deadlock between
-//     overlapping sets.
+//     overlapping sets (NewMultiLock).
 //   - RedLock: quorum N/2+1 over independent masters, one Client each (NewRedLock), validity =
 //     lease − elapsed − drift.
 //
@@ -79,7 +91,11 @@
 // Errors are values checked with errors.Is: ErrNotOwner (an Unlock by an owner that does not
 // hold the lock: never held, or its lease ran out; never a silent success), ErrNoOwner (a zero
 // Owner), ErrClosed (the Client was closed, also while waiting). A wait cut short by its
-// context returns the context's error. Other errors are Redis's or the network's.
+// context returns the context's error. Other errors are Redis's or the network's. RedLock and
+// MultiLock, which span deployments, name the one that failed: their errors join a *NodeError
+// (Node: the address, never credentials) per failed deployment, found with errors.As, whose
+// cause errors.Is still sees (ErrNotOwner, ErrNodeTimeout, a context's error, ErrNoQuorum
+// around them all when a RedLock attempt lacked a quorum).
 //
 // # Topologies
 //
@@ -104,12 +120,14 @@
 //     then sends everything queued as script calls of up to Options.MaxBatch operations (two
 //     calls at least for 16 or more, so that the client works on the replies of one while Redis
 //     runs the other), each with its own script's exact Redis effects and reply (per hash slot
-//     on a cluster); an operation alone goes out as its own script (see batch.go;
-//     Options.BatchInFlight selects the earlier send-when-a-call-returns mode, Options.NoBatch
-//     turns batching off);
+//     on a cluster); an operation alone goes out as its own script (see batch.go);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.
+//
+// lockbench measures what each of these buys by switching it off and counting (batches,
+// hand-overs, passes, yields, renewals) through hooks internal to the lockbench module, which
+// are no part of this API.
 //
 // # Lock cohorting
 //
@@ -133,8 +151,7 @@
 // lock, the Client stays subscribed to its channel, so that another lockcore Client hears it
 // waiting: two processes on one hot lock take turns of about HandoffLimit grants each, whatever
 // the round trip between them. HandoffLimit < 0 is strict mode:
-// every release goes through Redis. Options.NoLocalQueue turns all of it off. Client.Stats
-// counts hand-overs, passes and yields.
+// every release goes through Redis.
 //
 // # Calls of unknown outcome
 //

@@ -137,7 +137,7 @@ func ExampleFairMutex() {
 	c := newClient(redisAddr, lockcore.Options{})
 	defer c.Close()
 	ctx := context.Background()
-	m := c.FairMutex("example:fair")
+	m := c.FairMutex("example:fair", lockcore.FairMutexOptions{})
 	first := c.NewOwner()
 	_ = m.Lock(ctx, first)
 
@@ -197,12 +197,12 @@ func ExampleRWMutex() {
 
 // A MultiLock takes several locks all or nothing, in any hash slots, and never deadlocks with
 // another MultiLock over an overlapping set.
-func ExampleMultiLock() {
+func ExampleNewMultiLock() {
 	c := newClient(redisAddr, lockcore.Options{})
 	defer c.Close()
 	ctx := context.Background()
 	from, to := c.Mutex("example:account:1"), c.Mutex("example:account:2")
-	transfer := c.MultiLock(from, to)
+	transfer := lockcore.NewMultiLock([]lockcore.Locker{from, to}, lockcore.MultiLockOptions{})
 	owner := c.NewOwner()
 
 	if err := transfer.Lock(ctx, owner); err != nil {
@@ -227,7 +227,7 @@ func ExampleNewRedLock() {
 		clients = append(clients, c)
 	}
 	ctx := context.Background()
-	r := lockcore.NewRedLock(clients, "example:redlock")
+	r := lockcore.NewRedLock(clients, "example:redlock", lockcore.RedLockOptions{})
 	owner := r.NewOwner()
 
 	validity, err := r.LockLease(ctx, owner, 10*time.Second)

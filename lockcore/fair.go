@@ -35,15 +35,18 @@ type FairMutex struct {
 	waitArg  string // the wait time in ms
 }
 
-// FairMutex returns the fair lock stored at key name, with DefaultFairWaitTime.
-func (c *Client) FairMutex(name string) *FairMutex {
-	return c.FairMutexWaitTime(name, DefaultFairWaitTime)
+// FairMutexOptions configure a FairMutex. The zero value of every field means its default.
+type FairMutexOptions struct {
+	// WaitTime is how long after the waiter ahead of it is due a waiter is presumed dead and
+	// dropped from the queue (Redisson's threadWaitTime). All clients of one lock should use the
+	// same wait time, as deadlines are shifted by it. Default DefaultFairWaitTime; less than 1 ms
+	// also means the default. A fraction of a millisecond is rounded up.
+	WaitTime time.Duration
 }
 
-// FairMutexWaitTime returns the fair lock stored at key name, whose waiters are presumed dead
-// waitTime (at least 1 ms; less means DefaultFairWaitTime) after the one ahead of them is due.
-// All clients of one lock should use the same wait time, as deadlines are shifted by it.
-func (c *Client) FairMutexWaitTime(name string, waitTime time.Duration) *FairMutex {
+// FairMutex returns the fair lock stored at key name, configured by opt.
+func (c *Client) FairMutex(name string, opt FairMutexOptions) *FairMutex {
+	waitTime := opt.WaitTime
 	if waitTime < time.Millisecond {
 		waitTime = DefaultFairWaitTime
 	}

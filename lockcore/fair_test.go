@@ -88,7 +88,7 @@ func testFairFIFO32Waiters(t *testing.T, e *testEnv) {
 	const name, waiters = "fair:fifo", 32
 	queue, timeouts := fairKeys(name)
 	holder := clients[0].NewOwner()
-	if err := clients[0].FairMutex(name).Lock(ctx, holder); err != nil {
+	if err := clients[0].FairMutex(name, FairMutexOptions{}).Lock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -103,7 +103,7 @@ func testFairFIFO32Waiters(t *testing.T, e *testEnv) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := c.FairMutex(name)
+			m := c.FairMutex(name, FairMutexOptions{})
 			if err := m.Lock(ctx, o); err != nil {
 				t.Error(err)
 				return
@@ -136,7 +136,7 @@ func testFairFIFO32Waiters(t *testing.T, e *testEnv) {
 		n := 0
 		defer func() { barged <- n }()
 		o := clients[1].NewOwner()
-		m := clients[1].FairMutex(name)
+		m := clients[1].FairMutex(name, FairMutexOptions{})
 		for {
 			select {
 			case <-stop:
@@ -162,7 +162,7 @@ func testFairFIFO32Waiters(t *testing.T, e *testEnv) {
 			}
 		}
 	}()
-	if err := clients[0].FairMutex(name).Unlock(ctx, holder); err != nil {
+	if err := clients[0].FairMutex(name, FairMutexOptions{}).Unlock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -195,7 +195,7 @@ func testFairReleaseWakesOnlyFirstWaiter(t *testing.T, e *testEnv) {
 	const name = "fair:wake"
 	queue, timeouts := fairKeys(name)
 	o := c.NewOwner()
-	m := c.FairMutex(name)
+	m := c.FairMutex(name, FairMutexOptions{})
 	if err := m.Lock(ctx, o); err != nil {
 		t.Fatal(err)
 	}
@@ -240,13 +240,13 @@ func testFairGiveUpLeavesQueue(t *testing.T, e *testEnv) {
 	const name = "fair:giveup"
 	queue, timeouts := fairKeys(name)
 	holder := a.NewOwner()
-	if err := a.FairMutex(name).Lock(ctx, holder); err != nil {
+	if err := a.FairMutex(name, FairMutexOptions{}).Lock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var order []string
 	lockAndRecord := func(c *Client, o Owner) {
-		m := c.FairMutex(name)
+		m := c.FairMutex(name, FairMutexOptions{})
 		if err := m.Lock(ctx, o); err != nil {
 			t.Error(err)
 			return
@@ -277,7 +277,7 @@ func testFairGiveUpLeavesQueue(t *testing.T, e *testEnv) {
 	join(1)
 	gaveUp := make(chan error, 1)
 	go func() {
-		ok, err := b.FairMutex(name).TryLock(ctx, w1, 2*time.Second, 0)
+		ok, err := b.FairMutex(name, FairMutexOptions{}).TryLock(ctx, w1, 2*time.Second, 0)
 		if ok {
 			err = errors.New("TryLock took a held lock")
 		}
@@ -290,7 +290,7 @@ func testFairGiveUpLeavesQueue(t *testing.T, e *testEnv) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	cancelled := make(chan error, 1)
-	go func() { cancelled <- b.FairMutex(name).Lock(cctx, w3) }()
+	go func() { cancelled <- b.FairMutex(name, FairMutexOptions{}).Lock(cctx, w3) }()
 	join(4)
 	before2, before3 := score(w2.Field()), score(w3.Field())
 
@@ -318,7 +318,7 @@ func testFairGiveUpLeavesQueue(t *testing.T, e *testEnv) {
 	if n := e.int(t, "ZCARD", timeouts); n != 2 {
 		t.Fatalf("%d deadlines for 2 waiters", n)
 	}
-	if err := a.FairMutex(name).Unlock(ctx, holder); err != nil {
+	if err := a.FairMutex(name, FairMutexOptions{}).Unlock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -341,7 +341,7 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 	t.Run("queued by hand", func(t *testing.T) {
 		const name = "fair:stale:hand"
 		queue, _ := fairKeys(name)
-		m := c.FairMutexWaitTime(name, wait)
+		m := c.FairMutex(name, FairMutexOptions{WaitTime: wait})
 		enqueueByHand(t, e, name, "dead-client:7", time.Now().Add(time.Second))
 		o := c.NewOwner()
 		// Within its deadline the dead waiter is first in line, and the lock is not handed past it.
@@ -371,7 +371,7 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 		// instead, a loaded CI machine woke the waiter at the expiry and it took the lock.
 		hc := e.client(t, Options{LeaseTime: 2 * time.Second})
 		holder := hc.NewOwner()
-		hm := hc.FairMutexWaitTime(name, wait)
+		hm := hc.FairMutex(name, FairMutexOptions{WaitTime: wait})
 		if err := hm.Lock(ctx, holder); err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 		t.Cleanup(x.Close)
 		xo := x.NewOwner()
 		done := make(chan error, 1)
-		go func() { done <- x.FairMutexWaitTime(name, wait).Lock(ctx, xo) }()
+		go func() { done <- x.FairMutex(name, FairMutexOptions{WaitTime: wait}).Lock(ctx, xo) }()
 		waitFor(t, func() bool { return e.int(t, "LLEN", queue) == 1 })
 		for _, p := range n.Stats() {
 			if err := n.Partition(p.Upstream); err != nil {
@@ -413,7 +413,7 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 			t.Fatal(err)
 		}
 		o := c.NewOwner()
-		m := c.FairMutexWaitTime(name, wait)
+		m := c.FairMutex(name, FairMutexOptions{WaitTime: wait})
 		if err := m.Lock(ctx, o); err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +434,7 @@ func testFairTryLockNoWaitNeverQueues(t *testing.T, e *testEnv) {
 	ctx := ctxT(t, 10*time.Second)
 	const name = "fair:try"
 	queue, timeouts := fairKeys(name)
-	m := c.FairMutex(name)
+	m := c.FairMutex(name, FairMutexOptions{})
 	holder, other := c.NewOwner(), c.NewOwner()
 	if ok, err := m.TryLock(ctx, holder, 0, 0); err != nil || !ok {
 		t.Fatalf("TryLock on a free lock = %v, %v", ok, err)
@@ -483,7 +483,7 @@ func testFairUnlockByNonOwner(t *testing.T, e *testEnv) {
 	ctx := ctxT(t, 10*time.Second)
 	const name = "fair:nu"
 	owner := a.NewOwner()
-	if err := a.FairMutex(name).Lock(ctx, owner); err != nil {
+	if err := a.FairMutex(name, FairMutexOptions{}).Lock(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -491,26 +491,26 @@ func testFairUnlockByNonOwner(t *testing.T, e *testEnv) {
 		m     *FairMutex
 		owner Owner
 	}{
-		{"other owner of the same client", a.FairMutex(name), a.NewOwner()},
-		{"owner of another client", b.FairMutex(name), b.NewOwner()},
-		{"another client using the same owner id", b.FairMutex(name), b.OwnerWithID(1)},
+		{"other owner of the same client", a.FairMutex(name, FairMutexOptions{}), a.NewOwner()},
+		{"owner of another client", b.FairMutex(name, FairMutexOptions{}), b.NewOwner()},
+		{"another client using the same owner id", b.FairMutex(name, FairMutexOptions{}), b.OwnerWithID(1)},
 	}
 	for _, tc := range cases {
 		if err := tc.m.Unlock(ctx, tc.owner); !errors.Is(err, ErrNotOwner) {
 			t.Errorf("%s: Unlock = %v, want ErrNotOwner", tc.name, err)
 		}
 	}
-	if err := a.FairMutex(name).Unlock(ctx, Owner{}); !errors.Is(err, ErrNoOwner) {
+	if err := a.FairMutex(name, FairMutexOptions{}).Unlock(ctx, Owner{}); !errors.Is(err, ErrNoOwner) {
 		t.Errorf("zero owner: Unlock = %v, want ErrNoOwner", err)
 	}
 	if e.int(t, "EXISTS", name) != 1 {
 		t.Fatal("a non-owner unlock released the lock")
 	}
-	if err := a.FairMutex(name).Unlock(ctx, owner); err != nil {
+	if err := a.FairMutex(name, FairMutexOptions{}).Unlock(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
 	// Redisson answers success to an unlock of a lock that is gone; lockcore does not.
-	if err := a.FairMutex(name).Unlock(ctx, owner); !errors.Is(err, ErrNotOwner) {
+	if err := a.FairMutex(name, FairMutexOptions{}).Unlock(ctx, owner); !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("unlock of a free lock = %v, want ErrNotOwner", err)
 	}
 	e.assertNoKeys(t)
@@ -524,19 +524,19 @@ func testFairWatchdogRenewsWhileHeld(t *testing.T, e *testEnv) {
 	ctx := ctxT(t, 10*time.Second)
 	const name = "fair:wd"
 	ao := a.NewOwner()
-	m := a.FairMutex(name)
+	m := a.FairMutex(name, FairMutexOptions{})
 	if err := m.Lock(ctx, ao); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1200 * time.Millisecond) // four leases
-	if ok, _ := b.FairMutex(name).TryLock(ctx, b.NewOwner(), 0, 0); ok {
+	if ok, _ := b.FairMutex(name, FairMutexOptions{}).TryLock(ctx, b.NewOwner(), 0, 0); ok {
 		t.Fatal("lock lost while held: the watchdog did not renew it")
 	}
 	if pttl := e.int(t, "PTTL", name); pttl <= 0 {
 		t.Fatalf("PTTL %d while held", pttl)
 	}
-	if a.Renewals() < 3 {
-		t.Fatalf("%d renewals in four leases", a.Renewals())
+	if a.renewalCount() < 3 {
+		t.Fatalf("%d renewals in four leases", a.renewalCount())
 	}
 	if err := m.Unlock(ctx, ao); err != nil {
 		t.Fatal(err)
@@ -561,7 +561,7 @@ func testFairMutualExclusionAndReentry(t *testing.T, e *testEnv) {
 			defer wg.Done()
 			c := clients[w%len(clients)]
 			o := c.NewOwner()
-			m := c.FairMutex("fair:mx")
+			m := c.FairMutex("fair:mx", FairMutexOptions{})
 			for range rounds {
 				if err := m.Lock(ctx, o); err != nil {
 					t.Error(err)
@@ -608,19 +608,22 @@ func TestFairLeaveRefusedByOOMIsRetried(t *testing.T) {
 	name := "fairoom"
 	queue, _ := fairKeys(name)
 	holder := other.NewOwner()
-	if err := other.FairMutex(name).Lock(ctx, holder); err != nil {
+	if err := other.FairMutex(name, FairMutexOptions{}).Lock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	w1, w2 := c.NewOwner(), other.NewOwner()
 	w1ctx, giveUp := context.WithCancel(ctx)
 	got1 := make(chan error, 1)
-	go func() { _, err := c.FairMutex(name).TryLock(w1ctx, w1, 20*time.Second, 0); got1 <- err }()
+	go func() {
+		_, err := c.FairMutex(name, FairMutexOptions{}).TryLock(w1ctx, w1, 20*time.Second, 0)
+		got1 <- err
+	}()
 	waitFor(t, func() bool { return len(queued(t, e, queue)) == 1 })
 	got2 := make(chan error, 1)
 	go func() {
-		ok, err := other.FairMutex(name).TryLock(ctx, w2, 20*time.Second, 0)
+		ok, err := other.FairMutex(name, FairMutexOptions{}).TryLock(ctx, w2, 20*time.Second, 0)
 		if ok {
-			err = other.FairMutex(name).Unlock(ctx, w2)
+			err = other.FairMutex(name, FairMutexOptions{}).Unlock(ctx, w2)
 		}
 		got2 <- err
 	}()
@@ -637,7 +640,7 @@ func TestFairLeaveRefusedByOOMIsRetried(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := other.FairMutex(name).Unlock(ctx, holder); err != nil {
+	if err := other.FairMutex(name, FairMutexOptions{}).Unlock(ctx, holder); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-got2; err != nil {

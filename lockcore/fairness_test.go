@@ -58,10 +58,10 @@ func TestClientsShareHotLockFairly(t *testing.T) {
 			// Past the start (subscriptions, the hold-backs finding their length), then measured.
 			time.Sleep(300 * time.Millisecond)
 			n0, f0 := nearGrants.Load(), farGrants.Load()
-			ns0, fs0 := near.Stats(), far.Stats()
+			ns0, fs0 := near.snapshot(), far.snapshot()
 			time.Sleep(2 * time.Second)
 			nd, fd := nearGrants.Load()-n0, farGrants.Load()-f0
-			ns, fs := near.Stats(), far.Stats()
+			ns, fs := near.snapshot(), far.snapshot()
 			nearShift, farShift := near.outsideShift(name), far.outsideShift(name)
 			stopNear()
 			stopFar()

@@ -43,8 +43,8 @@ var queueModes = []queueMode{
 			o.HandoffLimit = -1
 		}
 	}},
-	{"noqueue", func(o *Options) { o.NoLocalQueue = true }},
-	{"nobatch", func(o *Options) { o.NoBatch = true }},
+	{"noqueue", func(o *Options) { o.knobs.NoLocalQueue = true }},
+	{"nobatch", func(o *Options) { o.knobs.NoBatch = true }},
 }
 
 func newEnv(t testing.TB) *testEnv {
@@ -83,7 +83,7 @@ func newEnvFor(t testing.TB, opt rueidis.ClientOption, masters []string, sharded
 // client returns a lockcore Client on the env's deployment, closed when the test ends.
 func (e *testEnv) client(t testing.TB, opt Options) *Client {
 	t.Helper()
-	if e.mode.set != nil && opt.HandoffLimit == 0 && !opt.NoLocalQueue {
+	if e.mode.set != nil && opt.HandoffLimit == 0 && !opt.knobs.NoLocalQueue {
 		e.mode.set(&opt)
 	}
 	opt.Redis.InitAddress = e.opt.InitAddress
@@ -294,9 +294,9 @@ func hotLock(t *testing.T, ctx context.Context, c *Client, name string, workers 
 func assertRenewalsStop(t *testing.T, c *Client, interval time.Duration) {
 	t.Helper()
 	time.Sleep(interval)
-	after := c.Renewals()
+	after := c.renewalCount()
 	time.Sleep(5 * interval)
-	if got := c.Renewals(); got != after {
+	if got := c.renewalCount(); got != after {
 		t.Fatalf("renewals went on after the release: %d → %d in five renewal intervals", after, got)
 	}
 }

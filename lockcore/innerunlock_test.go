@@ -28,12 +28,18 @@ var reentrantKinds = []reentrant{
 		},
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.Mutex(n).Unlock(ctx, o) }},
 	{"fair",
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Lock(ctx, o) },
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Unlock(ctx, o) },
-		func(ctx context.Context, c *Client, n string, o Owner, w time.Duration) (bool, error) {
-			return c.FairMutex(n).TryLock(ctx, o, w, 0)
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Lock(ctx, o)
 		},
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Unlock(ctx, o) }},
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Unlock(ctx, o)
+		},
+		func(ctx context.Context, c *Client, n string, o Owner, w time.Duration) (bool, error) {
+			return c.FairMutex(n, FairMutexOptions{}).TryLock(ctx, o, w, 0)
+		},
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Unlock(ctx, o)
+		}},
 	{"rwread",
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.RWMutex(n).RLock(ctx, o) },
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.RWMutex(n).RUnlock(ctx, o) },
@@ -106,7 +112,7 @@ func TestFailedInnerUnlockKeepsOuterHold(t *testing.T) {
 				o := other.NewOwner()
 				if ok, err := k.exclude(ctx, other, name, o, 0); ok || err != nil {
 					kv, _ := e.do(t, "HGETALL", name).AsStrMap()
-					t.Fatalf("another client took the lock while its owner holds the outer hold: %v, %v; key %v; %+v", ok, err, kv, c.Stats())
+					t.Fatalf("another client took the lock while its owner holds the outer hold: %v, %v; key %v; %+v", ok, err, kv, c.snapshot())
 				}
 				if err := k.unlock(ctx, c, name, a); err != nil {
 					t.Fatalf("outer unlock: %v", err)

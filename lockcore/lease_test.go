@@ -25,7 +25,9 @@ func TestSubMillisecondLeases(t *testing.T) {
 	}
 	kinds := []kind{
 		{"mutex", func(n string, o Owner, w, l time.Duration) (bool, error) { return c.Mutex(n).TryLock(ctx, o, w, l) }},
-		{"fair", func(n string, o Owner, w, l time.Duration) (bool, error) { return c.FairMutex(n).TryLock(ctx, o, w, l) }},
+		{"fair", func(n string, o Owner, w, l time.Duration) (bool, error) {
+			return c.FairMutex(n, FairMutexOptions{}).TryLock(ctx, o, w, l)
+		}},
 		{"rw-read", func(n string, o Owner, w, l time.Duration) (bool, error) { return c.RWMutex(n).TryRLock(ctx, o, w, l) }},
 		{"rw-write", func(n string, o Owner, w, l time.Duration) (bool, error) { return c.RWMutex(n).TryLock(ctx, o, w, l) }},
 		{"fenced", func(n string, o Owner, w, l time.Duration) (bool, error) {
@@ -33,10 +35,10 @@ func TestSubMillisecondLeases(t *testing.T) {
 			return ok, err
 		}},
 		{"multilock", func(n string, o Owner, w, l time.Duration) (bool, error) {
-			return c.MultiLock(c.Mutex(n+":a"), c.Mutex(n+":b")).TryLock(ctx, o, w, l)
+			return NewMultiLock([]Locker{c.Mutex(n + ":a"), c.Mutex(n + ":b")}, MultiLockOptions{}).TryLock(ctx, o, w, l)
 		}},
 		{"redlock", func(n string, o Owner, w, l time.Duration) (bool, error) {
-			return NewRedLock([]*Client{c}, n).TryLock(ctx, o, w, l)
+			return NewRedLock([]*Client{c}, n, RedLockOptions{}).TryLock(ctx, o, w, l)
 		}},
 	}
 	for _, k := range kinds {

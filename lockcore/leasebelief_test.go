@@ -24,9 +24,11 @@ var leaseKinds = []leaseKind{
 		func(ctx context.Context, c *Client, n string, o Owner) error { return c.Mutex(n).Unlock(ctx, o) }},
 	{"fair",
 		func(ctx context.Context, c *Client, n string, o Owner, l time.Duration) error {
-			return c.FairMutex(n).LockLease(ctx, o, l)
+			return c.FairMutex(n, FairMutexOptions{}).LockLease(ctx, o, l)
 		},
-		func(ctx context.Context, c *Client, n string, o Owner) error { return c.FairMutex(n).Unlock(ctx, o) }},
+		func(ctx context.Context, c *Client, n string, o Owner) error {
+			return c.FairMutex(n, FairMutexOptions{}).Unlock(ctx, o)
+		}},
 	{"fenced",
 		func(ctx context.Context, c *Client, n string, o Owner, l time.Duration) error {
 			_, err := c.FencedMutex(n).LockLease(ctx, o, l)

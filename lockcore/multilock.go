@@ -65,22 +65,23 @@ type MultiLock struct {
 	stepWait time.Duration
 }
 
-// MultiLock returns a MultiLock over locks, which may come from any Client. Duplicates are
-// taken twice (the lock kinds are reentrant).
-func (c *Client) MultiLock(locks ...Locker) *MultiLock {
-	sorted := slices.Clone(locks)
-	slices.SortStableFunc(sorted, func(a, b Locker) int { return strings.Compare(a.Name(), b.Name()) })
-	return &MultiLock{locks: sorted, stepWait: DefaultMultiLockStepWait}
+// MultiLockOptions configure a MultiLock. The zero value of every field means its default.
+type MultiLockOptions struct {
+	// StepWait bounds how long the MultiLock waits for each lock after the first while holding
+	// others, before it releases them and starts over. Default DefaultMultiLockStepWait; zero or
+	// negative also means the default.
+	StepWait time.Duration
 }
 
-// WithStepWait returns a copy of m that waits at most d (positive) for each lock after the first
-// while holding others.
-func (m *MultiLock) WithStepWait(d time.Duration) *MultiLock {
-	cp := *m
-	if d > 0 {
-		cp.stepWait = d
+// NewMultiLock returns a MultiLock over locks, which may come from any Client, configured by
+// opt. Duplicates are taken twice (the lock kinds are reentrant).
+func NewMultiLock(locks []Locker, opt MultiLockOptions) *MultiLock {
+	if opt.StepWait <= 0 {
+		opt.StepWait = DefaultMultiLockStepWait
 	}
-	return &cp
+	sorted := slices.Clone(locks)
+	slices.SortStableFunc(sorted, func(a, b Locker) int { return strings.Compare(a.Name(), b.Name()) })
+	return &MultiLock{locks: sorted, stepWait: opt.StepWait}
 }
 
 // Name returns the names of the locks in the order they are taken, joined by ",", so that a
@@ -150,7 +151,7 @@ func (m *MultiLock) acquire(ctx context.Context, owner Owner, wait, lease time.D
 			ok, err := l.TryLock(ctx, owner, w, lease)
 			if err != nil {
 				m.release(ctx, owner, held)
-				return false, fmt.Errorf("lockcore: multilock %s: %w", l.Name(), err)
+				return false, fmt.Errorf("lockcore: multilock %s: %w", l.Name(), partError(l, err))
 			}
 			if !ok {
 				failed = true
@@ -198,7 +199,8 @@ func (m *MultiLock) release(ctx context.Context, owner Owner, n int) {
 }
 
 // Unlock releases one hold of every lock, last taken first, and tries them all even when some
-// fail. The error joins the failures; it wraps ErrNotOwner if a lock was not held by owner.
+// fail. The error joins the failures, each a NodeError naming the lock's deployment when the
+// lock is one of lockcore's; it wraps ErrNotOwner if a lock was not held by owner.
 func (m *MultiLock) Unlock(ctx context.Context, owner Owner) error {
 	if owner.IsZero() {
 		return ErrNoOwner
@@ -206,8 +208,16 @@ func (m *MultiLock) Unlock(ctx context.Context, owner Owner) error {
 	var errs []error
 	for i := len(m.locks) - 1; i >= 0; i-- {
 		if err := m.locks[i].Unlock(ctx, owner); err != nil {
-			errs = append(errs, fmt.Errorf("lockcore: multilock unlock %s: %w", m.locks[i].Name(), err))
+			errs = append(errs, fmt.Errorf("lockcore: multilock unlock %s: %w", m.locks[i].Name(), partError(m.locks[i], err)))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// partError names the deployment of part l in its error, when l knows it (see NodeError).
+func partError(l Locker, err error) error {
+	if node, ok := lockerNode(l); ok {
+		return onNode(node, err)
+	}
+	return err
 }

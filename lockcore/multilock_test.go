@@ -39,9 +39,9 @@ func testMultiLockOppositeOrdersNeverDeadlockOrOverlap(t *testing.T, e *testEnv)
 			defer wg.Done()
 			c := clients[g]
 			a, b := Locker(c.Mutex("mlA")), Locker(c.Mutex("mlB"))
-			ml := c.MultiLock(a, b)
+			ml := NewMultiLock([]Locker{a, b}, MultiLockOptions{})
 			if g == 1 {
-				ml = c.MultiLock(b, a)
+				ml = NewMultiLock([]Locker{b, a}, MultiLockOptions{})
 			}
 			owner := c.NewOwner()
 			for i := 0; i < maxRounds && time.Now().Before(stop); i++ {
@@ -97,13 +97,14 @@ func testMultiLockPartialFailureReleases(t *testing.T, e *testEnv) {
 		t.Fatal(err)
 	}
 	owner := a.NewOwner()
-	ml := a.MultiLock(a.Mutex("pf:2"), a.Mutex("pf:0"), a.RWMutex("pf:1").ReadLocker())
+	locks := []Locker{a.Mutex("pf:2"), a.Mutex("pf:0"), a.RWMutex("pf:1").ReadLocker()}
+	ml := NewMultiLock(locks, MultiLockOptions{})
 	if ok, err := ml.TryLock(ctx, owner, 0, 0); ok || err != nil {
 		t.Fatalf("TryLock with pf:2 held elsewhere = %v, %v", ok, err)
 	}
 	assertOnlyKeys(t, e, "pf:2")
 	start := time.Now()
-	if ok, err := ml.WithStepWait(100*time.Millisecond).TryLock(ctx, owner, 400*time.Millisecond, time.Second); ok || err != nil {
+	if ok, err := NewMultiLock(locks, MultiLockOptions{StepWait: 100 * time.Millisecond}).TryLock(ctx, owner, 400*time.Millisecond, time.Second); ok || err != nil {
 		t.Fatalf("TryLock with wait, pf:2 held elsewhere = %v, %v", ok, err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
@@ -126,7 +127,7 @@ func testMultiLockPartialFailureReleases(t *testing.T, e *testEnv) {
 	if err := rw.RLock(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	bad := a.MultiLock(a.Mutex("pf:0"), rw.WriteLocker())
+	bad := NewMultiLock([]Locker{a.Mutex("pf:0"), rw.WriteLocker()}, MultiLockOptions{})
 	if ok, err := bad.TryLock(ctx, owner, 0, 0); ok || !errors.Is(err, ErrUpgrade) {
 		t.Fatalf("TryLock over an upgrade = %v, %v; want ErrUpgrade", ok, err)
 	}
@@ -178,7 +179,7 @@ func testMultiLockMixedKindsAndNonOwner(t *testing.T, e *testEnv) {
 	b := e.client(t, Options{})
 	ctx := ctxT(t, 10*time.Second)
 	owner := a.NewOwner()
-	ml := a.MultiLock(a.RWMutex("mk:w").WriteLocker(), a.Mutex("mk:m"), a.RWMutex("mk:r").ReadLocker(), a.FairMutex("mk:f"))
+	ml := NewMultiLock([]Locker{a.RWMutex("mk:w").WriteLocker(), a.Mutex("mk:m"), a.RWMutex("mk:r").ReadLocker(), a.FairMutex("mk:f", FairMutexOptions{})}, MultiLockOptions{})
 	if got := ml.Name(); got != "mk:f,mk:m,mk:r,mk:w" {
 		t.Fatalf("Name %q: locks not in name order", got)
 	}
@@ -203,7 +204,7 @@ func testMultiLockMixedKindsAndNonOwner(t *testing.T, e *testEnv) {
 	if ok, _ := b.RWMutex("mk:w").TryRLock(ctx, bo, 0, 0); ok {
 		t.Fatal("the write lock let a reader in")
 	}
-	if ok, _ := b.FairMutex("mk:f").TryLock(ctx, bo, 0, 0); ok {
+	if ok, _ := b.FairMutex("mk:f", FairMutexOptions{}).TryLock(ctx, bo, 0, 0); ok {
 		t.Fatal("the fair lock was taken while the MultiLock held it")
 	}
 

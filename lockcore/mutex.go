@@ -14,7 +14,7 @@ type Mutex struct {
 	c    *Client
 	name string
 	// local: acquisitions go through the Client's local waiter queue and releases may hand the
-	// lock over (cohort.go). Off for Options.NoLocalQueue and for the Mutex inside other lock
+	// lock over (cohort.go). Off for the NoLocalQueue knob and for the Mutex inside other lock
 	// kinds, whose grants need Redis (a fencing token per grant, a RedLock quorum).
 	local bool
 }
@@ -23,7 +23,7 @@ type Mutex struct {
 // unlock channel's name is built where it is needed), and a caller that keeps a copy of *m, or
 // lets the handle stay on its stack, makes a lock+unlock cycle's allocations lockcore's own.
 func (c *Client) Mutex(name string) *Mutex {
-	return &Mutex{c: c, name: name, local: !c.opt.NoLocalQueue}
+	return &Mutex{c: c, name: name, local: !c.opt.knobs.NoLocalQueue}
 }
 
 // redisMutex returns the lock at key name without the local queue: every acquisition and
@@ -411,12 +411,13 @@ func (m *Mutex) HeldBy(owner Owner) (int, bool) {
 	return 0, false
 }
 
-// HoldField returns the hash field under which Redis counts owner's holds of the lock, and
+// holdField returns the hash field under which Redis counts owner's holds of the lock, and
 // whether this Client's local table shows owner holding it. After an in-process hand-over it is
 // the field of the owner that took the lock through Redis, not owner.Field() (see Owner
 // identity in the package doc): whoever reads the lock hash to check a hold must read this one.
 // When owner holds no record it returns owner.Field() and false. It does not ask Redis.
-func (m *Mutex) HoldField(owner Owner) (string, bool) {
+// lockbench's referee reaches it through lockhooks.HoldField.
+func (m *Mutex) holdField(owner Owner) (string, bool) {
 	s := m.c.holds.shard(m.name)
 	s.mu.Lock()
 	defer s.mu.Unlock()

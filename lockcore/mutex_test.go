@@ -235,8 +235,8 @@ func testLeaseExpiryFreesLock(t *testing.T, e *testEnv) {
 	if err != nil || !ok {
 		t.Fatalf("TryLock after the lease = %v, %v", ok, err)
 	}
-	if a.Renewals() != 0 {
-		t.Fatalf("%d renewals of an explicit lease", a.Renewals())
+	if a.renewalCount() != 0 {
+		t.Fatalf("%d renewals of an explicit lease", a.renewalCount())
 	}
 	if err := a.Mutex("lease").Unlock(ctx, ao); !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("unlock after the lease ran out = %v, want ErrNotOwner", err)
@@ -267,8 +267,8 @@ func testWatchdogRenewsWhileHeldAndStopsAfterUnlock(t *testing.T, e *testEnv) {
 	if pttl := e.int(t, "PTTL", "wd"); pttl <= 0 {
 		t.Fatalf("PTTL %d while held", pttl)
 	}
-	if a.Renewals() < 3 {
-		t.Fatalf("%d renewals in four leases", a.Renewals())
+	if a.renewalCount() < 3 {
+		t.Fatalf("%d renewals in four leases", a.renewalCount())
 	}
 	if err := m.Unlock(ctx, ao); err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func testWaitersShareOneSubscriptionAndWakeOneByOne(t *testing.T, e *testEnv) {
 	// there (the one attempt in flight) and the others in the local queue, which holds the
 	// subscription too while anyone is queued (a second ref, see outside.go).
 	inRedis, local := waiters, 0
-	if !b.opt.NoLocalQueue {
+	if !b.opt.knobs.NoLocalQueue {
 		inRedis, local = 2, waiters-1
 	}
 	waitFor(t, func() bool {
@@ -523,8 +523,8 @@ func TestExpiredExplicitLeaseIsForgotten(t *testing.T) {
 	}
 	// Locks left to expire must not pile up in the client's table.
 	waitFor(t, func() bool { return c.holds.len() == 0 })
-	if c.Renewals() != 0 {
-		t.Fatalf("%d renewals of explicit leases", c.Renewals())
+	if c.renewalCount() != 0 {
+		t.Fatalf("%d renewals of explicit leases", c.renewalCount())
 	}
 	e.assertNoKeys(t)
 }

@@ -193,12 +193,12 @@ func TestSubscribedNeighbourBound(t *testing.T) {
 			rounds := outsideRounds(loaded, DefaultHandoffYield)
 			bound := 2*outsideBound(loaded, hold, DefaultHandoffWindow, DefaultHandoffYield) + 4*rtt
 			for i := range 5 {
-				before := hot.Stats().Yields
+				before := hot.snapshot().Yields
 				start := time.Now()
 				wctx, cancel := context.WithTimeout(ctx, 5*bound)
 				failed, err := nb.lock(wctx)
 				cancel()
-				waited, heard := time.Since(start), hot.Stats().Yields-before
+				waited, heard := time.Since(start), hot.snapshot().Yields-before
 				if err != nil {
 					t.Fatalf("neighbour at %v round trip, acquisition %d: not granted in %v (%d attempts failed, %d releases heard by it); stated bound %v",
 						rtt, i, waited, failed, heard, bound)
@@ -219,7 +219,7 @@ func TestSubscribedNeighbourBound(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			stop()
-			s := hot.Stats()
+			s := hot.snapshot()
 			if v := violations.Load(); v != 0 {
 				t.Fatalf("%d overlapping holds", v)
 			}
@@ -242,11 +242,11 @@ func TestHotLockHoldsBackOnlyForOutsiders(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	var inside atomic.Int32
 	stop, grants, violations := heldHot(t, ctx, c, "alone", 4, 300*time.Microsecond, &inside)
-	before := c.Stats()
+	before := c.snapshot()
 	start := time.Now()
 	time.Sleep(1500 * time.Millisecond)
 	stop()
-	after := c.Stats()
+	after := c.snapshot()
 	elapsed := time.Since(start)
 	chains := after.Yields - before.Yields
 	t.Logf("%v alone: %d grants, %d hold-backs (%+v)", elapsed, grants.Load(), chains, after)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/redis/rueidis"
 )
 
@@ -60,24 +61,14 @@ type Options struct {
 	// on a Redis 7+ cluster, classic elsewhere (one INFO query in New).
 	PubSub PubSubMode
 
-	// NoBatch turns auto-batching off: every Mutex lock attempt and release is its own script
-	// call, however many goroutines issue them at once. By default, operations issued together
-	// go out together as one script call (see batch.go).
-	NoBatch bool
-	// BatchInFlight chooses when a batch leaves. 0, the default: batches gather — an operation
-	// that finds no batch gathering yields the processor once, then sends everything queued
-	// meanwhile, whatever is in flight. 1 to 64, the earlier mode: an operation goes out at once
-	// while fewer than BatchInFlight calls of its batch group are in flight, and otherwise queues
-	// for the next batch, which leaves when a call returns. Ignored with NoBatch.
-	BatchInFlight int
 	// MaxBatch bounds the operations of one batch script call: more queued go out as several
-	// calls. Default DefaultMaxBatch; 2 to 128. Ignored with NoBatch.
+	// calls. Default DefaultMaxBatch; 2 to 128.
 	MaxBatch int
 
-	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
-	// own attempts in Redis, and a releaser that asks again competes with the woken waiter, as
-	// before the queue existed. For comparison; it also turns hand-overs off.
-	NoLocalQueue bool
+	// knobs are lockbench's switches that turn optimisations off for comparison, set through
+	// internal/lockhooks, so that they are no part of the API (see hooks.go).
+	knobs lockhooks.Knobs
+
 	// HandoffLimit bounds how many times in a row a Mutex passes from one goroutine of this
 	// Client to the next queued one inside the process, with no Redis round trip, before a
 	// release goes through Redis so that other clients get their turn. Default
@@ -143,8 +134,8 @@ func (o *Options) fill() error {
 	if o.HandoffYield == 0 {
 		o.HandoffYield = DefaultHandoffYield
 	}
-	if o.BatchInFlight < 0 || o.BatchInFlight > 64 {
-		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.BatchInFlight)
+	if o.knobs.BatchInFlight < 0 || o.knobs.BatchInFlight > 64 {
+		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.knobs.BatchInFlight)
 	}
 	if o.MaxBatch == 0 {
 		o.MaxBatch = DefaultMaxBatch

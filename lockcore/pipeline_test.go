@@ -53,7 +53,7 @@ func TestRenewalsOfAllHeldLocksGoOutBatched(t *testing.T) {
 	if got := cc.do.Load() - doBefore; got != 0 {
 		t.Fatalf("%d single commands while only renewing: renewals are not batched", got)
 	}
-	batches, cmds, renewals := cc.doMulti.Load(), cc.multiCmds.Load(), c.Renewals()
+	batches, cmds, renewals := cc.doMulti.Load(), cc.multiCmds.Load(), c.renewalCount()
 	if batches == 0 || renewals < 3*locks {
 		t.Fatalf("%d pipelines carrying %d renewals for %d locks over ~5 intervals", batches, renewals, locks)
 	}

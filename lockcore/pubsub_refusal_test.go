@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/redis/rueidis"
 )
 
@@ -20,7 +21,7 @@ func TestRefusedSubscribeIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ue := newEnvFor(t, rueidis.ClientOption{InitAddress: []string{e.addr}, Username: "nosub", Password: "pw"}, []string{e.addr}, false)
-	holder, waiter := ue.client(t, Options{}), ue.client(t, Options{NoLocalQueue: true})
+	holder, waiter := ue.client(t, Options{}), ue.client(t, Options{knobs: lockhooks.Knobs{NoLocalQueue: true}})
 	ctx := ctxT(t, 30*time.Second)
 	o, m := holder.NewOwner(), holder.Mutex("refused")
 	if err := m.Lock(ctx, o); err != nil {

@@ -58,10 +58,26 @@ type RedLock struct {
 	retryDelay  time.Duration
 }
 
+// RedLockOptions configure a RedLock. The zero value of every field means its default.
+type RedLockOptions struct {
+	// NodeTimeout bounds the wait for one master's answer to one attempt or release. Default
+	// DefaultRedLockNodeTimeout; zero or negative also means the default.
+	NodeTimeout time.Duration
+	// RetryDelay is the mean pause between two attempts of a waiting RedLock, jittered by ±50%.
+	// Default DefaultRedLockRetryDelay; zero or negative also means the default.
+	RetryDelay time.Duration
+}
+
 // NewRedLock returns the RedLock on key name over the masters of clients, one independent
-// master (or single server) per Client.
-func NewRedLock(clients []*Client, name string) *RedLock {
-	r := &RedLock{name: name, nodeTimeout: DefaultRedLockNodeTimeout, retryDelay: DefaultRedLockRetryDelay}
+// master (or single server) per Client, configured by opt.
+func NewRedLock(clients []*Client, name string, opt RedLockOptions) *RedLock {
+	if opt.NodeTimeout <= 0 {
+		opt.NodeTimeout = DefaultRedLockNodeTimeout
+	}
+	if opt.RetryDelay <= 0 {
+		opt.RetryDelay = DefaultRedLockRetryDelay
+	}
+	r := &RedLock{name: name, nodeTimeout: opt.NodeTimeout, retryDelay: opt.RetryDelay}
 	for _, c := range clients {
 		r.locks = append(r.locks, c.redisMutex(name))
 		if r.leaseTime == 0 || c.opt.LeaseTime < r.leaseTime {
@@ -69,24 +85,6 @@ func NewRedLock(clients []*Client, name string) *RedLock {
 		}
 	}
 	return r
-}
-
-// WithNodeTimeout returns a copy of r that waits at most d (positive) for each master.
-func (r *RedLock) WithNodeTimeout(d time.Duration) *RedLock {
-	cp := *r
-	if d > 0 {
-		cp.nodeTimeout = d
-	}
-	return &cp
-}
-
-// WithRetryDelay returns a copy of r that pauses about d (positive) between attempts.
-func (r *RedLock) WithRetryDelay(d time.Duration) *RedLock {
-	cp := *r
-	if d > 0 {
-		cp.retryDelay = d
-	}
-	return &cp
 }
 
 // Name returns the lock's key, the same on every master.
@@ -104,7 +102,7 @@ func (r *RedLock) NewOwner() Owner {
 }
 
 // Lock blocks until owner holds the lock on a quorum of masters or ctx ends, retrying after
-// DefaultRedLockRetryDelay (jittered). Each master's hold is renewed by its Client's watchdog.
+// its RetryDelay (jittered). Each master's hold is renewed by its Client's watchdog.
 func (r *RedLock) Lock(ctx context.Context, owner Owner) error {
 	_, err := r.acquire(ctx, owner, -1, 0)
 	return err
@@ -123,7 +121,8 @@ func (r *RedLock) LockLease(ctx context.Context, owner Owner, lease time.Duratio
 
 // TryLock makes attempts for up to wait (0: one attempt) and reports whether owner holds the
 // lock; lease as Mutex.TryLock. When the last attempt failed because too few masters answered,
-// the error wraps ErrNoQuorum.
+// the error wraps ErrNoQuorum and joins a NodeError for each master that failed or did not
+// answer in time (ErrNodeTimeout).
 func (r *RedLock) TryLock(ctx context.Context, owner Owner, wait, lease time.Duration) (bool, error) {
 	v, _, err := r.TryLockValidity(ctx, owner, wait, lease)
 	return v > 0, err
@@ -209,6 +208,7 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	n := len(r.locks)
 	quorum := r.Quorum()
 	type reply struct {
+		i   int // the master's index
 		ok  bool
 		err error
 	}
@@ -217,10 +217,10 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	released := make(chan struct{}, n)
 	decided := make(chan struct{})
 	var release bool // set before decided is closed
-	for _, m := range r.locks {
+	for i, m := range r.locks {
 		go func() {
 			ok, err := m.TryLock(ctx, owner, 0, lease)
-			replies <- reply{ok, err}
+			replies <- reply{i, ok, err}
 			<-decided
 			if release && (ok || err != nil) {
 				_ = m.Unlock(context.WithoutCancel(ctx), owner)
@@ -230,6 +230,7 @@ func (r *RedLock) attempt(ctx context.Context, owner Owner, lease time.Duration)
 	}
 	var granted, refused, failed int
 	var errs []error
+	answered := make([]bool, n)
 	timedOut := false
 	timer := time.NewTimer(r.nodeTimeout)
 	defer timer.Stop()
@@ -240,10 +241,11 @@ collect:
 	for granted+refused+failed < n && n-refused-failed >= quorum {
 		select {
 		case rep := <-replies:
+			answered[rep.i] = true
 			switch {
 			case rep.err != nil:
 				failed++
-				errs = append(errs, rep.err)
+				errs = append(errs, onNode(r.locks[rep.i].node(), rep.err))
 			case rep.ok:
 				granted++
 			default:
@@ -281,6 +283,11 @@ wait:
 	down := failed
 	if timedOut {
 		down = n - granted - refused
+		for i, ok := range answered {
+			if !ok {
+				errs = append(errs, &NodeError{Node: r.locks[i].node(), Err: ErrNodeTimeout})
+			}
+		}
 	}
 	if down > n-quorum {
 		res.err = fmt.Errorf("%w: %d of %d masters failed or did not answer in %v, quorum %d",
@@ -296,21 +303,29 @@ wait:
 // runs even when ctx has ended.
 func (r *RedLock) releaseOn(ctx context.Context, owner Owner, idx []int) []error {
 	ctx = context.WithoutCancel(ctx)
-	errs := make(chan error, len(idx))
+	type reply struct {
+		i   int // the master's index
+		err error
+	}
+	replies := make(chan reply, len(idx))
 	for _, i := range idx {
 		m := r.locks[i]
-		go func() { errs <- m.Unlock(ctx, owner) }()
+		go func() { replies <- reply{i, onNode(m.node(), m.Unlock(ctx, owner))} }()
 	}
 	out := make([]error, 0, len(idx))
+	answered := make(map[int]bool, len(idx))
 	timer := time.NewTimer(r.nodeTimeout)
 	defer timer.Stop()
 	for range idx {
 		select {
-		case err := <-errs:
-			out = append(out, err)
+		case rep := <-replies:
+			answered[rep.i] = true
+			out = append(out, rep.err)
 		case <-timer.C:
-			for len(out) < len(idx) {
-				out = append(out, fmt.Errorf("lockcore: redlock: no answer in %v", r.nodeTimeout))
+			for _, i := range idx {
+				if !answered[i] {
+					out = append(out, &NodeError{Node: r.locks[i].node(), Err: ErrNodeTimeout})
+				}
 			}
 			return out
 		}
@@ -320,8 +335,8 @@ func (r *RedLock) releaseOn(ctx context.Context, owner Owner, idx []int) []error
 
 // Unlock releases owner's hold on every master. It succeeds when a quorum released one. When
 // so many masters answered that owner did not hold it that no quorum can have held it (its
-// lease ran out, or it was never taken), the error wraps ErrNotOwner; otherwise it joins the
-// masters' errors.
+// lease ran out, or it was never taken), the error wraps ErrNotOwner; either way it joins one
+// NodeError per master that did not release.
 func (r *RedLock) Unlock(ctx context.Context, owner Owner) error {
 	if owner.IsZero() {
 		return ErrNoOwner
@@ -332,26 +347,23 @@ func (r *RedLock) Unlock(ctx context.Context, owner Owner) error {
 	}
 	n, quorum := len(r.locks), r.Quorum()
 	released, notOwner := 0, 0
-	var others []error
+	var failures []error // one NodeError per master that did not release
 	for _, err := range r.releaseOn(ctx, owner, idx) {
 		switch {
 		case err == nil:
 			released++
+			continue
 		case errors.Is(err, ErrNotOwner):
 			notOwner++
-		default:
-			others = append(others, err)
 		}
+		failures = append(failures, err)
 	}
 	switch {
 	case released >= quorum:
 		return nil
 	case notOwner > n-quorum:
-		err := fmt.Errorf("%w: redlock %q not held on %d of %d masters, quorum %d", ErrNotOwner, r.name, notOwner, n, quorum)
-		if len(others) > 0 {
-			err = fmt.Errorf("%w: %w", err, errors.Join(others...))
-		}
-		return err
+		return fmt.Errorf("%w: redlock %q not held on %d of %d masters, quorum %d: %w",
+			ErrNotOwner, r.name, notOwner, n, quorum, errors.Join(failures...))
 	}
-	return fmt.Errorf("lockcore: redlock %q released on %d of %d masters, quorum %d: %w", r.name, released, n, quorum, errors.Join(others...))
+	return fmt.Errorf("lockcore: redlock %q released on %d of %d masters, quorum %d: %w", r.name, released, n, quorum, errors.Join(failures...))
 }

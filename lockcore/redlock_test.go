@@ -89,7 +89,7 @@ func (r *redEnv) held(t *testing.T, name string, idx ...int) int {
 func TestRedLockQuorumWithTwoOfFiveDown(t *testing.T) {
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
-	rl := NewRedLock(r.clients, "red")
+	rl := NewRedLock(r.clients, "red", RedLockOptions{})
 	if rl.Quorum() != 3 {
 		t.Fatalf("quorum %d of 5", rl.Quorum())
 	}
@@ -146,7 +146,7 @@ func TestRedLockQuorumWithTwoOfFiveDown(t *testing.T) {
 func TestRedLockNoQuorumWithThreeOfFiveDown(t *testing.T) {
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
-	rl := NewRedLock(r.clients, "red")
+	rl := NewRedLock(r.clients, "red", RedLockOptions{})
 	for _, i := range []int{0, 2, 3} {
 		r.kill(t, i)
 	}
@@ -178,7 +178,7 @@ func TestRedLockNoQuorumWithThreeOfFiveDown(t *testing.T) {
 func TestRedLockFailedAttemptReleasesEverywhere(t *testing.T) {
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
-	rl := NewRedLock(r.clients, "red")
+	rl := NewRedLock(r.clients, "red", RedLockOptions{})
 	// Someone holds the plain lock on masters 0–2: an attempt is granted on 3 and 4 only.
 	other := r.clients[0].NewOwner()
 	for i := range 3 {
@@ -217,7 +217,7 @@ func TestRedLockFailedAttemptReleasesEverywhere(t *testing.T) {
 func TestRedLockStalledMasterCostsBoundedTime(t *testing.T) {
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 30*time.Second)
-	rl := NewRedLock(r.clients, "red").WithNodeTimeout(300 * time.Millisecond)
+	rl := NewRedLock(r.clients, "red", RedLockOptions{NodeTimeout: 300 * time.Millisecond})
 	owner := rl.NewOwner()
 	// Connect to every master first, so the stall hits a request, not a dial.
 	if ok, err := rl.TryLock(ctx, owner, 0, 5*time.Second); !ok || err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/lockbench/lockbench/internal/lockhooks"
 	"github.com/lockbench/lockbench/netem"
 	"github.com/redis/rueidis"
 )
@@ -105,7 +106,7 @@ func TestPartitionedClientStopsHandingOver(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, func() bool { return cut.Stats().Handoffs > 100 })
+	waitFor(t, func() bool { return cut.snapshot().Handoffs > 100 })
 	if err := n.Partition(srv.Addr()); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestPartitionedClientStopsHandingOver(t *testing.T) {
 	n.Heal(srv.Addr())
 	wg.Wait()
 	t.Logf("partitioned at %v; cut-off client's last grant at %v; other client's first grant at %v; %+v",
-		cutAt, last, gotAt, cut.Stats())
+		cutAt, last, gotAt, cut.snapshot())
 	if v := occ.violations.Load(); v != 0 {
 		t.Fatalf("%d times two holders at once", v)
 	}
@@ -234,7 +235,7 @@ func TestDoubtOutlivesTheReleasingHold(t *testing.T) {
 	if err := m.Lock(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	field, _ := m.HoldField(a)
+	field, _ := m.holdField(a)
 	e.do(t, "HINCRBY", "surplus", field, "1") // a hold Redis counts and the table does not
 	c.beforeSettle = func() { time.Sleep(100 * time.Millisecond) }
 	if err := m.Unlock(ctx, a); err != nil {
@@ -244,14 +245,14 @@ func TestDoubtOutlivesTheReleasingHold(t *testing.T) {
 	for e.int(t, "EXISTS", "surplus") != 0 {
 		if time.Now().After(deadline) {
 			kv, _ := e.do(t, "HGETALL", "surplus").AsStrMap()
-			t.Fatalf("the surplus hold is still there 5 s after the release: %v, PTTL %d ms; %+v", kv, e.int(t, "PTTL", "surplus"), c.Stats())
+			t.Fatalf("the surplus hold is still there 5 s after the release: %v, PTTL %d ms; %+v", kv, e.int(t, "PTTL", "surplus"), c.snapshot())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	// The key goes with the resolver's HDEL, before the resolver has read the reply and
 	// counted it: wait for the count.
-	waitFor(t, func() bool { return c.Stats().Resolved >= 1 })
-	if s := c.Stats(); s.Doubts != 1 || s.Resolved != 1 {
+	waitFor(t, func() bool { return c.snapshot().Resolved >= 1 })
+	if s := c.snapshot(); s.Doubts != 1 || s.Resolved != 1 {
 		t.Errorf("doubts %d, resolved %d; want the one, resolved", s.Doubts, s.Resolved)
 	}
 	b := c.NewOwner()
@@ -301,7 +302,7 @@ func TestLostReplyOfPass(t *testing.T) {
 		c.doubts.mu.Lock()
 		dd := fmt.Sprint(c.doubts.m, len(c.doubts.tasks))
 		c.doubts.mu.Unlock()
-		t.Fatalf("the waiter: %v; %+v; key %v, pttl %v; a %s w %s; doubts %s", err, c.Stats(), kv, e.int(t, "PTTL", "lostpass"), a.Field(), w.Field(), dd)
+		t.Fatalf("the waiter: %v; %+v; key %v, pttl %v; a %s w %s; doubts %s", err, c.snapshot(), kv, e.int(t, "PTTL", "lostpass"), a.Field(), w.Field(), dd)
 	}
 	if err := m.Unlock(ctx, w); err != nil {
 		t.Fatalf("the waiter's unlock: %v", err)
@@ -310,7 +311,7 @@ func TestLostReplyOfPass(t *testing.T) {
 	if ok, err := other.Mutex("lostpass").TryLock(ctx, other.NewOwner(), 2*time.Second, time.Second); !ok || err != nil {
 		t.Fatalf("another client after the waiter's release: %v, %v (key: %v)", ok, err, e.do(t, "HGETALL", "lostpass"))
 	}
-	t.Logf("other client's grant %v after the waiter's release; %+v", time.Since(start), c.Stats())
+	t.Logf("other client's grant %v after the waiter's release; %+v", time.Since(start), c.snapshot())
 	waitFor(t, func() bool { return e.int(t, "EXISTS", "lostpass") == 0 })
 	e.assertNoKeys(t)
 }
@@ -369,7 +370,7 @@ func TestLostReplyOfGrant(t *testing.T) {
 				t.Fatalf("another client: %v, %v", ok, err)
 			}
 			took := time.Since(healed)
-			t.Logf("granted to another client %v after the heal; %+v", took, c.Stats())
+			t.Logf("granted to another client %v after the heal; %+v", took, c.snapshot())
 			if took > time.Second {
 				t.Fatalf("granted %v after the heal, want within 1s", took)
 			}
@@ -439,13 +440,13 @@ func TestHandedFieldIsNotReentry(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
-	if c.Stats().Handoffs == 0 {
+	if c.snapshot().Handoffs == 0 {
 		t.Fatal("not handed over: the test needs a hand-over")
 	}
 	if _, ok, err := c.FencedMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
 		t.Errorf("FencedMutex.TryLock by the previous owner while b holds = %v, %v", ok, err)
 	}
-	if ok, err := c.FairMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
+	if ok, err := c.FairMutex("identity", FairMutexOptions{}).TryLock(ctx, a, 0, 0); ok || err != nil {
 		t.Errorf("FairMutex.TryLock by the previous owner while b holds = %v, %v", ok, err)
 	}
 	if ok, err := c.RWMutex("identity").TryLock(ctx, a, 0, 0); ok || err != nil {
@@ -579,7 +580,7 @@ func TestPollerGetsHotLock(t *testing.T) {
 			worst = max(worst, time.Since(last))
 			stop()
 			t.Logf("%s: poller won %d of %d polls, longest without a grant %v; hot client %d grants, %+v",
-				mode.name, wins, polls, worst, grants.Load(), hot.Stats())
+				mode.name, wins, polls, worst, grants.Load(), hot.snapshot())
 			// Once a second (pollerEvery) a chain's end leaves the lock free for three
 			// HandoffWindows (60 ms), longer than the poller's period, so it wins about once a
 			// second; 5 s without a grant is five such windows missed.
@@ -601,7 +602,7 @@ func TestFarWaiterGetsHotLock(t *testing.T) {
 	hot := e.client(t, Options{})
 	n := netem.New(netem.Conditions{Latency: 500 * time.Microsecond, Jitter: 100 * time.Microsecond})
 	t.Cleanup(func() { n.Close() })
-	far, err := New(Options{NoLocalQueue: true, Redis: rueidis.ClientOption{
+	far, err := New(Options{knobs: lockhooks.Knobs{NoLocalQueue: true}, Redis: rueidis.ClientOption{
 		InitAddress: []string{srv.Addr()}, ForceSingleClient: true,
 		DialCtxFn: func(ctx context.Context, addr string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
 			return n.Dial(ctx, "tcp", addr)
@@ -631,7 +632,7 @@ func TestFarWaiterGetsHotLock(t *testing.T) {
 	}
 	stop()
 	t.Logf("far waiter (1ms round trip): mean wait %v, worst %v; hot client %d grants, %+v",
-		total/rounds, worst, hotGrants.Load(), hot.Stats())
+		total/rounds, worst, hotGrants.Load(), hot.snapshot())
 	// Not a performance figure: a chain lasts at most HandoffWindow (5 ms) and then the lock is
 	// left free; a waiter that misses one turn gets the next. 500 ms is a hundred chains.
 	if worst > 500*time.Millisecond {

@@ -37,7 +37,7 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 	defer cancel()
 	// One pipeline per tick. Plain locks renew by batchScript, one call per batch group (all of
 	// them on one server, one per hash slot on a cluster) of up to maxBatch renewals, or one
-	// renewScript call each with Options.NoBatch; read-write locks by their own renewal script,
+	// renewScript call each with the NoBatch knob; read-write locks by their own renewal script,
 	// one call each.
 	var calls []scriptCall
 	var scripts []*script
@@ -59,7 +59,7 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 	for _, idx := range groups {
 		for len(idx) > 0 {
 			n := min(len(idx), maxBatch)
-			if c.opt.NoBatch {
+			if c.opt.knobs.NoBatch {
 				n = 1
 			}
 			part := idx[:n]
