@@ -59,8 +59,9 @@ type cohort struct {
 	// (Client.now).
 	polled int64
 	// sub is this Client's subscription to the lock's unlock channel, held from the first
-	// local waiter that queues until the cohort goes idle (see outside.go: a Client whose
-	// goroutines queue for a lock is a waiter other Clients must hear).
+	// attempt that found the lock held by somebody else until the cohort goes idle (see
+	// contended and outside.go: a Client whose goroutines wait for a lock is a waiter other
+	// Clients must hear).
 	sub *waitQueue
 	// relMark is sub's message count read before the last release through Redis was sent
 	// (waitTable.mark): the hold-back after it ends early on a release by somebody else.
@@ -143,10 +144,22 @@ func (c *Client) enter(name string, owner Owner, la leaseArgs, noWait bool) (ent
 	w.owner, w.la = owner, la
 	w.check = c.checkAfterLocked(s, name)
 	e.queue = append(e.queue, w)
-	if e.sub == nil {
+	return entryQueued, "", w
+}
+
+// contended is called when the acquisition of name that this Client's cohort makes through
+// Redis finds the lock held by somebody else, before it waits: from then until the cohort goes
+// idle, the cohort holds the lock's subscription (cohort.sub, see outside.go), so that the
+// other holder's releases hear this Client waiting even while its goroutines wait in the local
+// queue or in a hold-back. Contention between this Client's own goroutines alone subscribes
+// nothing: the hand-over serves it without Redis.
+func (c *Client) contended(name string) {
+	s := c.holds.shard(name)
+	s.mu.Lock()
+	if e := s.co[name]; e != nil && e.sub == nil {
 		e.sub = c.waiters.join(channelName(name))
 	}
-	return entryQueued, "", w
+	s.mu.Unlock()
 }
 
 // awaitTurn waits until w is given its turn, ctx ends, the Client closes or deadline (if not

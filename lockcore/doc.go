@@ -147,8 +147,8 @@
 // still found the lock free, so that a remote waiter woken by the message gets its turn however
 // far away it is (up to about 60 ms); if not, it attempts at once, except once a second, when it
 // holds back three HandoffWindows for pollers that never subscribe. A hold-back ends early once
-// another client has taken the lock and released it. While goroutines of a Client queue for a
-// lock, the Client stays subscribed to its channel, so that another lockcore Client hears it
+// another client has taken the lock and released it. Once a Client's attempt has found a lock
+// held by another, it stays subscribed to its channel while its goroutines ask for it, so that another lockcore Client hears it
 // waiting: two processes on one hot lock take turns of about HandoffLimit grants each, whatever
 // the round trip between them. HandoffLimit < 0 is strict mode:
 // every release goes through Redis.

@@ -29,7 +29,7 @@ func jain(xs ...float64) float64 {
 // within a factor of two of each other (Jain's index over the two at least 0.9), and most grants
 // of each are still hand-overs inside its process.
 //
-// Before a Client held its subscription while its goroutines queued (outside.go), the far one
+// Before a Client held its subscription while its goroutines waited (outside.go), the far one
 // was visible to the near one's PUBLISH only in the moments its one attempting goroutine waited
 // in Redis: the near Client passed the lock through Redis to itself for a whole HandoffWindow
 // nearly every time, and Jain's index was 0.61 at 1 ms and 0.50 at 10 and 20 ms (the far Client
@@ -102,4 +102,29 @@ func (c *Client) outsideShift(name string) int {
 		return e.outside
 	}
 	return 0
+}
+
+// TestLocalContentionSubscribesNothing: a lock contended only by one Client's own goroutines is
+// served by the hand-over, and the Client holds no subscription for it: the subscription that
+// makes a Client heard by others (Client.contended) comes with the first attempt another client's
+// hold refused, so a Client on many keys does not pay SUBSCRIBE and UNSUBSCRIBE for each key its
+// goroutines meet on.
+func TestLocalContentionSubscribesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.client(t, Options{})
+	ctx := ctxT(t, 30*time.Second)
+	var inside atomic.Int32
+	stop, grants, violations := heldHot(t, ctx, c, "local-only", 8, 0, &inside)
+	defer stop()
+	time.Sleep(300 * time.Millisecond)
+	subs := e.numsub(t, channelName("local-only"))
+	stop()
+	if v := violations.Load(); v != 0 {
+		t.Fatalf("%d overlapping holds", v)
+	}
+	if subs != 0 || c.snapshot().Subscribes != 0 {
+		t.Fatalf("%d subscriptions to the lock's channel (%d made) while only this Client's goroutines wanted it (%d grants)",
+			subs, c.snapshot().Subscribes, grants.Load())
+	}
 }

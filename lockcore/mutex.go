@@ -190,6 +190,9 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 	if err != nil || ttl < 0 || wait == 0 {
 		return err == nil && ttl < 0, err
 	}
+	if m.local {
+		c.contended(m.name)
+	}
 	return c.await(ctx, channelName(m.name), wait, ttl, func() (int64, error) {
 		return m.try(ctx, owner, field, la)
 	})

@@ -23,9 +23,10 @@ import "time"
 // waited out their own hold-back while the other had already come and gone: both doubled to the
 // longest and the lock sat idle between turns.
 //
-// A Client whose goroutines queue for a lock is itself a waiter outside every other Client: its
-// cohort holds the lock's subscription from the first goroutine that queues until the cohort goes
-// idle (cohort.sub), not only while its one attempting goroutine waits in Redis. Otherwise another
+// A Client whose goroutines wait for a lock held by another is itself a waiter outside every
+// other Client: its cohort holds the lock's subscription from the first attempt that found the
+// lock held by somebody else until the cohort goes idle (cohort.sub, Client.contended), not only
+// while its one attempting goroutine waits in Redis. Otherwise another
 // Client's passes through Redis go unheard while this one's goroutines wait in its local queue or
 // in a hold-back, and that Client keeps the lock for whole HandoffWindows: against one 10 ms away,
 // the near Client made 99% of the grants.
