@@ -16,7 +16,8 @@ import (
 )
 
 // out is where the result file goes; by default a directory the test removes when it ends.
-// Keep the file with: go test -run TestLockBenchmark ./examples/gobench -args -out results
+// Keep the file with: go test -run TestLockBenchmark ./examples/gobench -args -out "$PWD/results"
+// (go test runs the test in the package's directory: a relative path is taken from there).
 var out = flag.String("out", "", "directory for the result file (default: a temporary one)")
 
 // rounds is how many times each driver runs, interleaved. lockbench compare needs 5 a side
