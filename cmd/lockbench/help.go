@@ -52,6 +52,7 @@ var helpTopics = []helpTopic{
 	{"safety-matrix", "docs/safety-matrix.md", "The safety matrix: what each lock protects when a holder stalls, a master fails over, or a node is cut off", "every driver through pauses, stalls, fail-overs, partitions and RedLock restarts: double grants, corrupt and stale writes; --scenario"},
 	{"safety", "docs/safety.md", "Safety: what the checkers see and what a lock protects", "the checkers, the negative control, lockcore's hand-over rules, safety under faults"},
 	{"development", "docs/development.md", "Layout, tests and Go benchmarks", "the packages, the tests and the Go benchmarks"},
+	{"go-benchmark", "docs/go-benchmark.md", "A lock benchmark as a Go test", "a Go test that starts Redis, runs two drivers, checks thresholds and writes the result file"},
 }
 
 // manualIndex is the manual's table of contents for a reader.
