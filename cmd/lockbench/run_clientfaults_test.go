@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -13,10 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/generators/generatorstest"
 	"github.com/lockbench/lockbench/results"
-	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
 )
 
 // Client faults that cannot be carried out, or that name no generator of the run, exit 2 before
@@ -209,56 +205,6 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 	}
 	assertNoOrphans(t, errb.String(), 2)
 	assertServerGone(t, errb.String())
-}
-
-// containerPaused reports whether the container called name is paused.
-func containerPaused(t *testing.T, name string) bool {
-	t.Helper()
-	cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	res, err := cli.ContainerInspect(context.Background(), name, client.ContainerInspectOptions{})
-	if err != nil {
-		return false // not created yet, or gone
-	}
-	return res.Container.State != nil && res.Container.State.Paused
-}
-
-// pause-client on a generator container is docker pause; Ctrl-C during it unpauses the
-// container, which then handles the interrupt and hands back what it measured, and every
-// container and network is removed.
-func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
-	lbImage := generatorstest.Image(t)
-	dir := t.TempDir()
-	errb := &syncBuffer{}
-	const spec = "pause-client:gen2@200ms+20s"
-	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
-		"--driver", "lockcore", "--keys", "4", "--concurrency", "2", "--duration", "30s", "--warmup", "0s",
-		"--fault", spec, "--out", dir)
-	pid := cmd.Process.Pid
-	t.Cleanup(func() { removeLeft(pid) })
-	named := regexp.MustCompile(`(?m)^generator 1: container (\S+)$`)
-	var name string
-	for deadline := time.Now().Add(2 * time.Minute); name == "" || !containerPaused(t, name); time.Sleep(50 * time.Millisecond) {
-		if m := named.FindStringSubmatch(errb.String()); m != nil {
-			name = m[1]
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("generator 2 (container %q) was not paused:\n%s", name, errb)
-		}
-	}
-	interruptRun(t, cmd, errb)
-	assertNothingLeft(t, pid)
-	r := &readResult(t, dir).Runs[0]
-	if r.Fleet == nil || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 {
-		t.Errorf("fleet %+v: want both generators' results, the paused one's too", r.Fleet)
-	}
-	flt := clientFault(t, r, spec)
-	if !flt.Fired || flt.Error != "" || flt.Addr != name || flt.LastedS >= 20 {
-		t.Errorf("fault %+v; want %s paused, cut short by the interrupt", flt, name)
-	}
 }
 
 // A run's faults are recorded in the order given: a scheduled fault from its event, a stall from
