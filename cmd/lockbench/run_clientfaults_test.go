@@ -18,6 +18,7 @@ import (
 // Client faults that cannot be carried out, or that name no generator of the run, exit 2 before
 // anything starts; so does a worker's --stall that does not fit its phase.
 func TestClientFaultBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		out  string
@@ -45,6 +46,7 @@ func TestClientFaultBadInput(t *testing.T) {
 // A stall of generator N reaches worker index N-1 as --stall AT+FOR, and the worker turns it
 // into its workload's stall, named as the run names it.
 func TestStallArgsRoundTrip(t *testing.T) {
+	t.Parallel()
 	var fs []faults.Fault
 	for _, s := range []string{"stall:gen2@1s+500ms", "stall:gen1@2s+1s", "pause-client:gen2@3s+1s", "stall:gen2@2500ms+1.5s"} {
 		f, err := faults.Parse(s)
@@ -115,6 +117,7 @@ func procState(pid int) string {
 // checker) count double grants, which fail the run (exit 1); the fault is recorded on gen1's
 // process, and no process is left stopped or running.
 func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "pause-client:gen1@1s+1200ms"
@@ -152,6 +155,7 @@ func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
 // while gen2's watchdog goes on renewing it, so nobody else is granted it and mutual exclusion
 // holds (exit 0). The stall comes back from gen2 in the merged result, with the holders it kept.
 func TestStallGeneratorProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen2@500ms+1s"
@@ -180,6 +184,7 @@ func TestStallGeneratorProcess(t *testing.T) {
 // handles the interrupt and writes what it measured (no process is lost, none killed after the
 // grace), exits 130, and leaves no process, stopped or not.
 func TestCtrlCDuringClientPause(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "pause-client:gen2@200ms+15s"
@@ -211,6 +216,7 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 // the account the generator's workload gave of it (with the spec as the user wrote it), a stall
 // whose generator left none as failed, and one the phase never reached as not fired.
 func TestFaultRunRecordsInOrder(t *testing.T) {
+	t.Parallel()
 	var fs []faults.Fault
 	for _, s := range []string{"stall:gen1@1s+1s", "pause-client:gen2@500ms+1s", "stall:gen2@3s+1s", "stall:proc1@4s+500ms"} {
 		f, err := faults.Parse(s)
@@ -248,6 +254,7 @@ func TestFaultRunRecordsInOrder(t *testing.T) {
 // With --procs 1 the stall is carried out by lockbench's own workload (gen1): it fires, keeps
 // holders, and with the watchdog running mutual exclusion holds (exit 0).
 func TestStallInOneProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen1@300ms+800ms"

@@ -15,6 +15,7 @@ var proxiesLine = regexp.MustCompile(`network: (\d+) client connections went thr
 
 // Bad --net specs are refused before anything starts, by every command that takes run's flags.
 func TestNetBadSpec(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ spec, out string }{
 		{"", "--net: empty"},
 		{"latency", "--net: \"latency\": want key=value"},
@@ -44,6 +45,7 @@ func TestNetBadSpec(t *testing.T) {
 // takes at least one round trip's 2ms. Lower bounds: they show the conditions are applied to the
 // connections that carry the locks. The result and the summary record the conditions.
 func TestRunWithNet(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	for _, tc := range []struct {
 		name       string
@@ -100,6 +102,7 @@ func TestRunWithNet(t *testing.T) {
 // --procs hands --net to every generator process, which parses it back to the same conditions;
 // without --net the processes get none.
 func TestWorkerArgsCarryNet(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []string{"latency=1ms,jitter=200us", ""} {
 		var sink bytes.Buffer
 		args := []string{"--procs", "2"}
