@@ -58,6 +58,7 @@ func TestRunWithNet(t *testing.T) {
 		{"sentinel", []string{"--topology", "sentinel"}, 4 * time.Millisecond, 2 * time.Millisecond, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			args := append([]string{"run", "--net", "latency=1ms", "--driver", "naive", "--concurrency", "1", "--keys", "1",

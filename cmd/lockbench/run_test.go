@@ -360,6 +360,7 @@ func TestLockKindWorkloads(t *testing.T) {
 		{"rw", []string{"--read-ratio", "0.8"}, "needs rw locks"},
 	} {
 		t.Run(tc.workload, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			args := append([]string{"run", "--workload", tc.workload, "--driver", "lockcore,naive", "--concurrency", "4",

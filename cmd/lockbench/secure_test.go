@@ -24,6 +24,7 @@ func TestRunSecureTopologies(t *testing.T) {
 	all := "lockcore,redisson,redsync,redislock,rueidislock,naive"
 	for _, topology := range []string{"single", "sentinel", "cluster"} {
 		t.Run(topology, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			cmd := lockbench(t, errb, "run", "--topology", topology, "--auth", "--tls", "--driver", all,
