@@ -20,7 +20,7 @@ out=${LOCKBENCH_SAFETY_OUT:-results/safety}
 if [ $# -gt 0 ]; then
 	scenarios=("$@")
 else
-	# The columns in order; a test (scenario_script_test.go) keeps this list equal to scenario.Names().
+	# The columns in order; a test (e2e/scenario_script_test.go) keeps this list equal to scenario.Names().
 	scenarios=(pause-over-lease stall-over-lease sentinel-failover partition-master redlock-restart)
 fi
 

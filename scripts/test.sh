@@ -2,9 +2,10 @@
 # test.sh is the one command that checks lockbench: it installs what the tests need, then runs
 # gofmt, go vet and the whole test suite with the race detector, then the performance gate
 # (scripts/gate.sh). Run it from anywhere.
-# The Docker tests (compose/docker, the docker provider and compose files, lockcore on
-# containers) run when a Docker engine answers; scripts/docker-check.sh checks that first
-# and builds the local Redis image. Under CI a missing engine fails the run.
+# The Docker tests (compose/docker, lockcore on containers, and e2e: the docker provider, the
+# compose files, Swarm, --generators docker) run when a Docker engine answers;
+# scripts/docker-check.sh checks that first and builds the local Redis image. Under CI a
+# missing engine fails the run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

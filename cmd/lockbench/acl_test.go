@@ -53,6 +53,7 @@ func clientAs(t *testing.T, srv *compose.Single, user, password string) rueidis.
 
 // Item 6 of issue 22: the user 'lockbench acl' prints runs every driver, and may do nothing else.
 func TestACLUserRunsEveryDriver(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	pwFile := conntest.PasswordFile(t, connTestPassword)
 	setUser(t, srv, aclLine(t, connTestUser, pwFile))
@@ -101,6 +102,7 @@ func TestACLUserRunsEveryDriver(t *testing.T) {
 
 // A run as a user that lacks one command the driver needs fails, and says which command and key.
 func TestRunNamesACLRefusal(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	pwFile := conntest.PasswordFile(t, connTestPassword)
 	line := slices.DeleteFunc(aclLine(t, connTestUser, pwFile), func(a string) bool { return a == "+hincrby" })

@@ -23,6 +23,7 @@ const clockSkew = 30 * time.Second
 // them with merge --from, and checks the clocks were taken out of the start and the refusals:
 // another process count, a run with nothing stored, and a process stored twice.
 func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	store := redistest.NewServer(t, "--requirepass", "c0llect")
 	storeURL := "redis://:c0llect@" + store.Addr()
@@ -135,6 +136,7 @@ func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
 // TestProcsCollectThroughRedis runs --procs with --collect: the processes hand their results
 // back through the store, the parent merges them from there and leaves the store empty.
 func TestProcsCollectThroughRedis(t *testing.T) {
+	t.Parallel()
 	store := redistest.NewServer(t, "--requirepass", "c0llect")
 	dir := t.TempDir()
 	errb := &syncBuffer{}
@@ -169,6 +171,7 @@ func TestProcsCollectThroughRedis(t *testing.T) {
 }
 
 func TestCollectFlagsBadInput(t *testing.T) {
+	t.Parallel()
 	addr := []string{"--addr", "127.0.0.1:1", "--driver", "naive"}
 	cases := []struct {
 		args []string

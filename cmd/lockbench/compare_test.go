@@ -40,6 +40,7 @@ func writeSynthetic(t *testing.T, dir string, seed uint64, rounds int, speed flo
 }
 
 func TestCompareCommandVerdicts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 10, 1)
 	slower := writeSynthetic(t, filepath.Join(dir, "slower"), 2, 10, 0.8)
@@ -78,6 +79,7 @@ func TestCompareCommandVerdicts(t *testing.T) {
 // slowdown passed. Now both exit 1 by default, and noise alone exits 0 in at least 95 of 100
 // trials (the gate's alpha is 0.05).
 func TestCompareGateFailsClosed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	exit := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
@@ -117,6 +119,7 @@ func TestCompareGateFailsClosed(t *testing.T) {
 }
 
 func TestCompareCommandBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeSynthetic(t, filepath.Join(dir, "good"), 1, 2, 1)
 	notJSON := filepath.Join(dir, "notjson.json")
@@ -184,6 +187,7 @@ func TestCompareCommandBadInput(t *testing.T) {
 // TestCompareEndToEnd: two real lockbench runs (BASE and NEW, the same configuration), then
 // lockbench compare on their result directories, and benchstat on their .bench.txt files.
 func TestCompareEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, side := range []string{"base", "new"} {
 		errb := &syncBuffer{}

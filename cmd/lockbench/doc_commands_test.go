@@ -351,6 +351,7 @@ func TestDocumentedCommandsParse(t *testing.T) {
 
 // TestDocCommandsExtraction: what the extraction finds in markdown, and what it leaves.
 func TestDocCommandsExtraction(t *testing.T) {
+	t.Parallel()
 	md := "Intro `lockbench run` names a command; `lockbench run --addr` names a flag.\n" +
 		"Wrapped: `lockbench run --keys 1\n--duration 2s` ends here.\n" +
 		"\n" +

@@ -49,6 +49,7 @@ func docAnchors(text string) map[string]bool {
 // TestDocLinksResolve: every relative link of README.md and docs/*.md (outside code blocks)
 // names a file that exists, and a #anchor names a heading of that file.
 func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
 	links := 0
 	for _, doc := range docFiles(t) {
 		name := doc.name

@@ -187,6 +187,7 @@ func TestDocumentedResultFieldsExist(t *testing.T) {
 
 // TestJSONKeyPaths pins the sample reader: nesting, arrays, elisions and fragments.
 func TestJSONKeyPaths(t *testing.T) {
+	t.Parallel()
 	sample := `      "faults": [
         {"spec": "kill:master@3s", "at_s": 3},
         …
@@ -223,6 +224,7 @@ func TestJSONKeyPaths(t *testing.T) {
 // added to one of them without a word fails this; a JSON sample alone does not count, since
 // its keys (errors, kind) are too common to tell one block's from another's.
 func TestResultBlocksDocumented(t *testing.T) {
+	t.Parallel()
 	var docs strings.Builder
 	for _, doc := range docFiles(t) {
 		docs.WriteString(doc.text)

@@ -114,6 +114,7 @@ func checkMergedEqualsProcesses(t *testing.T, r *results.Run, procs, concurrency
 }
 
 func TestProcsMergeLosslesslyWithSharedChecker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "3", "--driver", "lockcore,naive", "--concurrency", "4", "--keys", "1",
@@ -145,6 +146,7 @@ func TestProcsMergeLosslesslyWithSharedChecker(t *testing.T) {
 // TestCrossProcessCheckerCatchesBrokenLock runs a lock that excludes only inside one process:
 // alone it looks safe, with two processes the shared checker must see the double holders.
 func TestCrossProcessCheckerCatchesBrokenLock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		procs string
 		code  int
@@ -173,6 +175,7 @@ func TestCrossProcessCheckerCatchesBrokenLock(t *testing.T) {
 
 // TestKilledProcessGivesIncompleteMergedResult kills one generator process with SIGKILL mid-run.
 func TestKilledProcessGivesIncompleteMergedResult(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbenchEnv(t, errb, []string{crashEnv + "=1"}, "run", "--procs", "3", "--driver", "naive", "--concurrency", "2",
@@ -203,6 +206,7 @@ func TestKilledProcessGivesIncompleteMergedResult(t *testing.T) {
 }
 
 func TestCtrlCWithProcsWritesMergedIncompleteResult(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "naive,lockcore", "--concurrency", "2", "--keys", "10",
@@ -231,6 +235,7 @@ func TestCtrlCWithProcsWritesMergedIncompleteResult(t *testing.T) {
 // TestMergeOfSeparateWorkersEqualsProcs starts 3 workers by hand, merges their files, and
 // compares with what --procs 3 writes for the same configuration on the same server.
 func TestMergeOfSeparateWorkersEqualsProcs(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
@@ -323,6 +328,7 @@ func jsonKeys(t *testing.T, r *results.Run) []string {
 }
 
 func TestWorkerArgsRoundTrip(t *testing.T) {
+	t.Parallel()
 	var sink bytes.Buffer
 	f, code, ok := parseRunFlags([]string{"--procs", "4", "--driver", "lockcore:handoff=0", "--workload", "rw", "--read-ratio", "0",
 		"--warmup", "0s", "--hold", "1ms", "--keys", "50", "--key-dist", "zipf", "--zipf-s", "1.3", "--seed", "7",
@@ -356,6 +362,7 @@ func TestWorkerArgsRoundTrip(t *testing.T) {
 }
 
 func TestFleetBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	worker := func(driver string, index int) string {
 		r := results.Run{Driver: driver, Workload: "contention", Topology: "single", Concurrency: 2, Keys: 1, KeyDist: "uniform", Complete: true}
@@ -439,6 +446,7 @@ func TestFleetBadInput(t *testing.T) {
 // TestProcsSplitTheRate runs an open loop over two processes: each gets half the rate, and the
 // merged run's target, achieved rate, late and dropped counts and service-time histogram add up.
 func TestProcsSplitTheRate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore", "--rate", "400", "--arrival", "poisson",
@@ -478,6 +486,7 @@ func TestProcsSplitTheRate(t *testing.T) {
 // With --procs, the lock traffic is in the generator processes, so each one writes profiles of
 // its own beside the parent's: one file per process and per --procs run, none overwritten.
 func TestProcsProfileEachProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cpu, tr := filepath.Join(dir, "c.prof"), filepath.Join(dir, "t.trace")
 	errb := &syncBuffer{}

@@ -11,6 +11,7 @@ import (
 // TestHelpTopicsMatchDocs: every topic's page exists and starts with the topic's title, and
 // every page of docs/ but the contents has a topic, so the table and the manual cannot drift.
 func TestHelpTopicsMatchDocs(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	named := map[string]bool{}
 	seen := map[string]bool{}
@@ -51,6 +52,7 @@ func TestHelpTopicsMatchDocs(t *testing.T) {
 // TestHelpTopic: `lockbench help` lists the topics, `help TOPIC` says where the page is,
 // `help COMMAND` adds it to the command's flags, and an unknown topic is bad input.
 func TestHelpTopic(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args     []string
 		code     int

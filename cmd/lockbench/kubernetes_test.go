@@ -91,6 +91,7 @@ func k8sManifests(t *testing.T) []string {
 
 // Every manifest decodes into the Kubernetes API types in strict mode.
 func TestKubernetesManifestsStrict(t *testing.T) {
+	t.Parallel()
 	for _, path := range k8sManifests(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -108,6 +109,7 @@ func TestKubernetesManifestsStrict(t *testing.T) {
 // The strict decoding catches a misspelt field, a field at the wrong level, and a duplicate
 // one: each edit of the real Job must fail, naming the field.
 func TestKubernetesStrictDecodingCatchesMistakes(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "lockbench-job.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +138,7 @@ var k8sVar = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
 // real flag parser for every index, with the pod's index, the common start read by Redis's
 // clock, and the results handed back through --collect under the run's id.
 func TestKubernetesJobRunsAWorker(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("..", "..", "deploy", "kubernetes", "lockbench-job.yaml")
 	data, err := os.ReadFile(path)
 	if err != nil {

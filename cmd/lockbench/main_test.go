@@ -17,6 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestDispatchAndBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		code int

@@ -182,7 +182,7 @@ func window(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(),
 // every 200ms, then runs the dashboard's queries on Prometheus's HTTP API and compares them
 // with the result file:
 //   - rate(acquisitions) over the measured phase less its first second and last 300ms, against
-//     the result's throughput: within 10%;
+//     the result's throughput over the same window (its timeline's points): within 10%;
 //   - histogram_quantile(0.99) over the whole phase, against the result's acquire p99 (exact
 //     to 0.1%): Prometheus interpolates linearly inside the bucket the 99th percentile falls
 //     in, so its estimate must lie in the bucket that holds the result's p99 (bounds of
@@ -224,9 +224,25 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	// before the series existed or after it froze.
 	t1, w1 := end.Add(-300*time.Millisecond), time.Duration(run.DurationS*float64(time.Second))-1300*time.Millisecond
 	rate := promQuery(t, prom, strings.ReplaceAll(queryThroughput, "$__rate_interval", window(w1)), t1)["lockcore"]
-	t.Logf("rate(acquisitions) over %v: %.0f/s; result: %.0f acq/s over %.2fs", w1, rate, run.ThroughputPerS, run.DurationS)
-	if math.Abs(rate/run.ThroughputPerS-1) > 0.10 {
-		t.Errorf("Prometheus rate %.0f/s vs the result's %.0f acq/s: more than 10%% apart", rate, run.ThroughputPerS)
+	// The result's own rate over the same window, from its 200ms timeline: the whole phase's
+	// average differs from the window's whenever the machine's load changes during the run
+	// (seen under CI: 1996/s in the window against 2391/s over the phase).
+	from, to := 1.0, run.DurationS-0.3
+	var acq int64
+	var secs float64
+	for _, p := range run.Timeline.Points {
+		if p.StartS >= from-1e-6 && p.StartS+p.DurationS <= to+1e-6 {
+			acq += p.Acquisitions
+			secs += p.DurationS
+		}
+	}
+	if secs < 5 {
+		t.Fatalf("the timeline covers %.2fs of the window %.2fs to %.2fs: want its 200ms points", secs, from, to)
+	}
+	want := float64(acq) / secs
+	t.Logf("rate(acquisitions) over %v: %.0f/s; result: %.0f acq/s over the same window, %.0f over %.2fs", w1, rate, want, run.ThroughputPerS, run.DurationS)
+	if math.Abs(rate/want-1) > 0.10 {
+		t.Errorf("Prometheus rate %.0f/s vs the result's %.0f acq/s in the same window: more than 10%% apart", rate, want)
 	}
 	cpa := promQuery(t, prom, strings.ReplaceAll(queryCmdsPerAcq, "$__rate_interval", window(w1)), t1)["lockcore"]
 	t.Logf("commands per acquisition: Prometheus %.2f, result %.2f", cpa, run.RedisCommandsPerAcquisition)

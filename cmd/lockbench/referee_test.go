@@ -14,6 +14,7 @@ import (
 // over three processes, holding longer than its 10 ms lease, has violations the referee itself counts (not only shared memory), and
 // lockcore in the same run has none; the checkers line names the referee.
 func TestRefereeCatchesUnsafeAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--procs", "3", "--driver", "unsafe,lockcore", "--concurrency", "2", "--keys", "1",
@@ -84,6 +85,7 @@ func TestRefereeMayNotBeTheRedisUnderTest(t *testing.T) {
 
 // TestRefereeInOneProcess: without --procs the run's own workers mark the referee too.
 func TestRefereeInOneProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "unsafe,naive", "--concurrency", "3", "--keys", "1",

@@ -13,6 +13,7 @@ import (
 )
 
 func TestReportBadInput(t *testing.T) {
+	t.Parallel()
 	notDir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notDir, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,6 +49,7 @@ func TestReportBadInput(t *testing.T) {
 }
 
 func TestReportHelpAndNames(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"report", "--help"}, {"help", "report"}} {
 		var stdout, stderr bytes.Buffer
 		if code := dispatch(args, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "Usage: lockbench report -o DIR") {
@@ -75,6 +77,7 @@ func pngs(t *testing.T, dir string) []string {
 // TestReportOnOlderResult reports on a result file of an earlier run of this version, from
 // before timelines, topologies and rounds were recorded: the spectrum and the tables, no more.
 func TestReportOnOlderResult(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "dir")
 	var stdout, stderr bytes.Buffer
 	if code := dispatch([]string{"report", "-o", dir, "testdata/old-run.json"}, &stdout, &stderr); code != exitOK {
@@ -98,6 +101,7 @@ func TestReportOnOlderResult(t *testing.T) {
 // TestRunReportAndReport runs lockbench with --repeat and --report on a private redis-server,
 // then lockbench report on the result file it wrote: both draw the same charts.
 func TestRunReportAndReport(t *testing.T) {
+	t.Parallel()
 	dir, rep := t.TempDir(), filepath.Join(t.TempDir(), "report")
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--repeat", "2", "--concurrency", "8", "--keys", "100",
@@ -127,6 +131,7 @@ func TestRunReportAndReport(t *testing.T) {
 // TestRunReportSkippedDriver: naive has no read-write lock and is skipped; the report draws
 // lockcore and lists the skip with its reason.
 func TestRunReportSkippedDriver(t *testing.T) {
+	t.Parallel()
 	dir, rep := t.TempDir(), t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--workload", "rw", "--driver", "lockcore,naive", "--concurrency", "4", "--keys", "20",
@@ -149,6 +154,7 @@ func TestRunReportSkippedDriver(t *testing.T) {
 // TestCtrlCWritesReport interrupts a run with --report: what was measured is drawn, marked
 // incomplete, and lockbench report draws the incomplete result file as well.
 func TestCtrlCWritesReport(t *testing.T) {
+	t.Parallel()
 	dir, rep := t.TempDir(), t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "8", "--keys", "100",
@@ -183,6 +189,7 @@ func TestCtrlCWritesReport(t *testing.T) {
 // TestSweepReport runs a short rate sweep with --report, then lockbench report on its result
 // file: both draw the sweep chart and each driver's spectrum per step.
 func TestSweepReport(t *testing.T) {
+	t.Parallel()
 	dir, rep := t.TempDir(), t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--rates", "200,400", "--keys", "100",

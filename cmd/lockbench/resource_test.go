@@ -11,6 +11,7 @@ import (
 // two processes (the workers get --resource with the referee) lockcore-fenced's stale holders
 // are turned away by a fenced one, nothing corrupt, the processes' counts merged.
 func TestResourceStartsItsReferee(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args                 []string
 		driver, kind, tokens string
@@ -66,6 +67,7 @@ func TestResourceStartsItsReferee(t *testing.T) {
 // TestResourceBadInput: an unknown resource, a workload whose holders write nothing, and a
 // worker without the run's referee are refused with exit 2, before anything runs.
 func TestResourceBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

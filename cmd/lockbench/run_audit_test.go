@@ -37,6 +37,7 @@ func (l strandLocker) Lock(ctx context.Context, name string) error {
 }
 
 func TestAuditFailsARunThatStrandsKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "naive,strand-test", "--concurrency", "2", "--keys", "3",

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -13,15 +12,13 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/generators/generatorstest"
 	"github.com/lockbench/lockbench/results"
-	"github.com/moby/moby/client"
-	"github.com/testcontainers/testcontainers-go"
 )
 
 // Client faults that cannot be carried out, or that name no generator of the run, exit 2 before
 // anything starts; so does a worker's --stall that does not fit its phase.
 func TestClientFaultBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		out  string
@@ -49,6 +46,7 @@ func TestClientFaultBadInput(t *testing.T) {
 // A stall of generator N reaches worker index N-1 as --stall AT+FOR, and the worker turns it
 // into its workload's stall, named as the run names it.
 func TestStallArgsRoundTrip(t *testing.T) {
+	t.Parallel()
 	var fs []faults.Fault
 	for _, s := range []string{"stall:gen2@1s+500ms", "stall:gen1@2s+1s", "pause-client:gen2@3s+1s", "stall:gen2@2500ms+1.5s"} {
 		f, err := faults.Parse(s)
@@ -119,6 +117,7 @@ func procState(pid int) string {
 // checker) count double grants, which fail the run (exit 1); the fault is recorded on gen1's
 // process, and no process is left stopped or running.
 func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "pause-client:gen1@1s+1200ms"
@@ -156,6 +155,7 @@ func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
 // while gen2's watchdog goes on renewing it, so nobody else is granted it and mutual exclusion
 // holds (exit 0). The stall comes back from gen2 in the merged result, with the holders it kept.
 func TestStallGeneratorProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen2@500ms+1s"
@@ -184,6 +184,7 @@ func TestStallGeneratorProcess(t *testing.T) {
 // handles the interrupt and writes what it measured (no process is lost, none killed after the
 // grace), exits 130, and leaves no process, stopped or not.
 func TestCtrlCDuringClientPause(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "pause-client:gen2@200ms+15s"
@@ -211,60 +212,11 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 	assertServerGone(t, errb.String())
 }
 
-// containerPaused reports whether the container called name is paused.
-func containerPaused(t *testing.T, name string) bool {
-	t.Helper()
-	cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	res, err := cli.ContainerInspect(context.Background(), name, client.ContainerInspectOptions{})
-	if err != nil {
-		return false // not created yet, or gone
-	}
-	return res.Container.State != nil && res.Container.State.Paused
-}
-
-// pause-client on a generator container is docker pause; Ctrl-C during it unpauses the
-// container, which then handles the interrupt and hands back what it measured, and every
-// container and network is removed.
-func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
-	lbImage := generatorstest.Image(t)
-	dir := t.TempDir()
-	errb := &syncBuffer{}
-	const spec = "pause-client:gen2@200ms+20s"
-	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
-		"--driver", "lockcore", "--keys", "4", "--concurrency", "2", "--duration", "30s", "--warmup", "0s",
-		"--fault", spec, "--out", dir)
-	pid := cmd.Process.Pid
-	t.Cleanup(func() { removeLeft(pid) })
-	named := regexp.MustCompile(`(?m)^generator 1: container (\S+)$`)
-	var name string
-	for deadline := time.Now().Add(2 * time.Minute); name == "" || !containerPaused(t, name); time.Sleep(50 * time.Millisecond) {
-		if m := named.FindStringSubmatch(errb.String()); m != nil {
-			name = m[1]
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("generator 2 (container %q) was not paused:\n%s", name, errb)
-		}
-	}
-	interruptRun(t, cmd, errb)
-	assertNothingLeft(t, pid)
-	r := &readResult(t, dir).Runs[0]
-	if r.Fleet == nil || len(r.Fleet.Processes) != 2 || len(r.Fleet.Lost) != 0 {
-		t.Errorf("fleet %+v: want both generators' results, the paused one's too", r.Fleet)
-	}
-	flt := clientFault(t, r, spec)
-	if !flt.Fired || flt.Error != "" || flt.Addr != name || flt.LastedS >= 20 {
-		t.Errorf("fault %+v; want %s paused, cut short by the interrupt", flt, name)
-	}
-}
-
 // A run's faults are recorded in the order given: a scheduled fault from its event, a stall from
 // the account the generator's workload gave of it (with the spec as the user wrote it), a stall
 // whose generator left none as failed, and one the phase never reached as not fired.
 func TestFaultRunRecordsInOrder(t *testing.T) {
+	t.Parallel()
 	var fs []faults.Fault
 	for _, s := range []string{"stall:gen1@1s+1s", "pause-client:gen2@500ms+1s", "stall:gen2@3s+1s", "stall:proc1@4s+500ms"} {
 		f, err := faults.Parse(s)
@@ -302,6 +254,7 @@ func TestFaultRunRecordsInOrder(t *testing.T) {
 // With --procs 1 the stall is carried out by lockbench's own workload (gen1): it fires, keeps
 // holders, and with the watchdog running mutual exclusion holds (exit 0).
 func TestStallInOneProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen1@300ms+800ms"

@@ -13,6 +13,7 @@ import (
 
 // Bad fault specs and faults that do not fit the topology exit 2 before anything starts.
 func TestRunFaultBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		out  string
@@ -73,6 +74,7 @@ func TestRunFaultsOnAttached(t *testing.T) {
 // after the fault is recorded, and lockcore's mutual exclusion holds (0 violations). Errors are
 // the fault's expected effect and do not fail the run.
 func TestRunSentinelKillMaster(t *testing.T) {
+	t.Parallel()
 	const duration = 8 * time.Second // the fail-over takes the sentinels' 1 s down-after and an election
 	dir := t.TempDir()
 	errb := &syncBuffer{}
@@ -138,6 +140,7 @@ func TestRunSentinelKillMaster(t *testing.T) {
 // A pause longer than the phase is cut short when the phase ends: the server is resumed
 // (SIGCONT), the run ends on time, and the fault records how long it lasted.
 func TestRunPauseOutlastingThePhase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore", "--concurrency", "4", "--keys", "50", "--hold", "1ms",
@@ -158,6 +161,7 @@ func TestRunPauseOutlastingThePhase(t *testing.T) {
 }
 
 func TestStrandedOnly(t *testing.T) {
+	t.Parallel()
 	fault := []results.Fault{{Spec: "kill:master@1s"}}
 	withTTL := results.LeftoverKey{Key: "lockbench:1", TTLMS: 200}
 	noTTL := results.LeftoverKey{Key: "lockbench:2", TTLMS: -1}
@@ -180,6 +184,7 @@ func TestStrandedOnly(t *testing.T) {
 }
 
 func TestStaysDown(t *testing.T) {
+	t.Parallel()
 	parse := func(specs ...string) []faults.Fault {
 		var out []faults.Fault
 		for _, s := range specs {
@@ -209,6 +214,7 @@ func TestStaysDown(t *testing.T) {
 // Ctrl-C during a pause ends the run at once: the server is resumed before lockbench stops it,
 // the fault records the resume without error, and the result is written, marked incomplete.
 func TestCtrlCDuringPause(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore", "--concurrency", "4", "--keys", "50",
@@ -242,6 +248,7 @@ func TestCtrlCDuringPause(t *testing.T) {
 // gathered batches, as lockcore:batch=0) learns of the silence from the PING rueidis sends after a
 // second without a byte, and gives up ReplyTimeout later; a 3 s partition healed first.
 func TestRunPartitionThroughTheProxy(t *testing.T) {
+	t.Parallel()
 	const duration, partition = 8 * time.Second, 5 * time.Second
 	dir := t.TempDir()
 	errb := &syncBuffer{}

@@ -54,6 +54,7 @@ func TestMetricsAndAbortMisuse(t *testing.T) {
 // TestAbortOnFail: a threshold no run can meet stops the first run after --abort-after,
 // writes its partial result, starts no further run and exits 3.
 func TestAbortOnFail(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	errb := &syncBuffer{}
 	began := time.Now()
@@ -94,6 +95,7 @@ func TestAbortOnFail(t *testing.T) {
 // TestSweepAbortOnFail: a sweep step already past the SLO stops early, counts as over, and
 // the summary says how much measuring that saved.
 func TestSweepAbortOnFail(t *testing.T) {
+	t.Parallel()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore", "--concurrency-steps", "2,4", "--keys", "100",
 		"--slo", "p99=1us", "--duration", "5s", "--warmup", "200ms", "--abort-on-fail", "--abort-after", "500ms", "--no-results")
@@ -111,6 +113,7 @@ func TestSweepAbortOnFail(t *testing.T) {
 // TestProcsServeMetrics: with --procs 2, each generator process serves its own port, PORT and
 // PORT+1, with its index as the generator label and the parent's run id.
 func TestProcsServeMetrics(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	for freePortAt(port+1) != nil {
 		port = freePort(t)
@@ -154,4 +157,15 @@ func freePortAt(port int) error {
 		ln.Close()
 	}
 	return err
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

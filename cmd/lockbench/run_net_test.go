@@ -16,6 +16,7 @@ var proxiesLine = regexp.MustCompile(`network: (\d+) client connections went thr
 
 // Bad --net specs are refused before anything starts, by every command that takes run's flags.
 func TestNetBadSpec(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ spec, out string }{
 		{"", "--net: empty"},
 		{"latency", "--net: \"latency\": want key=value"},
@@ -45,6 +46,7 @@ func TestNetBadSpec(t *testing.T) {
 // takes at least one round trip's 2ms. Lower bounds: they show the conditions are applied to the
 // connections that carry the locks. The result and the summary record the conditions.
 func TestRunWithNet(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	for _, tc := range []struct {
 		name       string
@@ -57,6 +59,7 @@ func TestRunWithNet(t *testing.T) {
 		{"sentinel", []string{"--topology", "sentinel"}, 4 * time.Millisecond, 2 * time.Millisecond, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			args := append([]string{"run", "--net", "latency=1ms", "--driver", "naive", "--concurrency", "1", "--keys", "1",
@@ -101,6 +104,7 @@ func TestRunWithNet(t *testing.T) {
 // --procs hands --net to every generator process, which parses it back to the same conditions;
 // without --net the processes get none.
 func TestWorkerArgsCarryNet(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []string{"latency=1ms,jitter=200us", ""} {
 		var sink bytes.Buffer
 		args := []string{"--procs", "2"}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRunRateBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		out  string
@@ -33,6 +34,7 @@ func TestRunRateBadInput(t *testing.T) {
 // An open-loop run end to end: the result file says which pacing ran, at what rate, with the
 // service time beside the latency from the intended start, and the summary shows it.
 func TestRunOpenLoopEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "64", "--keys", "100",

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRoundOrder(t *testing.T) {
+	t.Parallel()
 	abc := []string{"a", "b", "c"}
 	tests := []struct {
 		names []string
@@ -45,6 +46,7 @@ func TestRoundOrder(t *testing.T) {
 }
 
 func TestSkipReason(t *testing.T) {
+	t.Parallel()
 	open := fmt.Errorf("driver redislock: %w", fmt.Errorf("%w: redislock has no multi-master (RedLock) mode", drivers.ErrUnsupported))
 	kind := fmt.Errorf("%w: driver naive cannot run workload reentrancy: it needs mutex,reentrant locks, the driver has mutex", drivers.ErrUnsupported)
 	tests := []struct {
@@ -67,6 +69,7 @@ func TestSkipReason(t *testing.T) {
 }
 
 func TestSafetySummary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		violations, fencing int64
 		want                string

@@ -12,6 +12,7 @@ import (
 // Every scenario of the safety matrix parses against run's flags and passes run's checks: a
 // renamed fault or flag fails here, not in a reader's terminal.
 func TestScenariosParse(t *testing.T) {
+	t.Parallel()
 	for _, name := range scenario.Names() {
 		if err := parseOnly([]string{"run", "--scenario", name}); err != nil {
 			t.Errorf("lockbench run --scenario %s: %v", name, err)
@@ -26,6 +27,7 @@ func TestScenariosParse(t *testing.T) {
 // The command line wins over the scenario, flag by flag; a repeatable flag the user gives
 // replaces the scenario's values rather than adding to them.
 func TestScenarioUserFlagsWin(t *testing.T) {
+	t.Parallel()
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	drv := fs.StringSlice("driver", nil, "")
 	faults := fs.StringArray("fault", nil, "")

@@ -79,6 +79,7 @@ func readResult(t *testing.T, dir string) *results.File {
 }
 
 func TestRunEndToEndOnEmbeddedRedis(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "8", "--keys", "100",
@@ -147,6 +148,7 @@ func checkExport(t *testing.T, dir string, f *results.File) {
 }
 
 func TestCtrlCWritesIncompleteResults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "8", "--keys", "100",
@@ -213,6 +215,7 @@ func interruptRun(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) string {
 }
 
 func TestRepeatInterleavesDriversAndReportsRatios(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "naive,lockcore", "--repeat", "2", "--concurrency", "4", "--keys", "50",
@@ -257,6 +260,7 @@ func TestRepeatInterleavesDriversAndReportsRatios(t *testing.T) {
 }
 
 func TestUnsupportedDriverIsSkipped(t *testing.T) {
+	t.Parallel()
 	// naive has no multi-master mode; redsync (RedLock) has, when it is built in.
 	redlock := ""
 	if _, err := drivers.Get("redsync"); err == nil {
@@ -305,6 +309,7 @@ func TestUnsupportedDriverIsSkipped(t *testing.T) {
 // and naive on 3 independent masters: the two RedLocks run, with every master serving commands,
 // and naive is skipped.
 func TestMastersRunsLockcoreRedLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--topology", "masters:3", "--driver", "lockcore,redsync,naive", "--concurrency", "8", "--keys", "100",
@@ -345,6 +350,7 @@ func TestMastersRunsLockcoreRedLock(t *testing.T) {
 // TestLockKindWorkloads runs the workloads of other lock kinds end to end: lockcore runs each
 // without violations; naive, which has only a mutex, is skipped with the reason.
 func TestLockKindWorkloads(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		workload string
 		flags    []string
@@ -354,6 +360,7 @@ func TestLockKindWorkloads(t *testing.T) {
 		{"rw", []string{"--read-ratio", "0.8"}, "needs rw locks"},
 	} {
 		t.Run(tc.workload, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			args := append([]string{"run", "--workload", tc.workload, "--driver", "lockcore,naive", "--concurrency", "4",
@@ -379,6 +386,7 @@ func TestLockKindWorkloads(t *testing.T) {
 }
 
 func TestClusterSpreadsOverEveryMaster(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--topology", "cluster", "--driver", "lockcore,naive", "--concurrency", "8", "--keys", "10000",
@@ -424,6 +432,7 @@ func TestClusterSpreadsOverEveryMaster(t *testing.T) {
 // An attached deployment is never flushed: lockbench deletes only keys of its own shapes for its
 // prefix (a stale lock of a killed run, with --clean-existing), not a key that contains it.
 func TestAttachedDeploymentKeepsOtherKeys(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
@@ -463,6 +472,7 @@ func TestAttachedDeploymentKeepsOtherKeys(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		out  string
@@ -512,6 +522,7 @@ func TestProviderDockerWithoutEngine(t *testing.T) {
 // writes only (0 in workloads.Config means the default), and without --fanout the default
 // shrinks to --keys instead of refusing a small --keys.
 func TestRunReadRatioAndFanoutFlags(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args      []string
 		readRatio float64
@@ -541,6 +552,7 @@ func TestRunReadRatioAndFanoutFlags(t *testing.T) {
 // TestThresholdsInRun: thresholds are listed after the summary, and a failed one exits with its
 // own code while the run itself (no errors, no violations) succeeded.
 func TestThresholdsInRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore,naive", "--concurrency", "4", "--keys", "100",

@@ -17,12 +17,14 @@ import (
 // Item 5 of issue 22: every driver on single, sentinel and cluster topologies lockbench starts
 // with an ACL user and TLS only on every node.
 func TestRunSecureTopologies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a sentinel deployment and a cluster")
 	}
 	all := "lockcore,redisson,redsync,redislock,rueidislock,naive"
 	for _, topology := range []string{"single", "sentinel", "cluster"} {
 		t.Run(topology, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			errb := &syncBuffer{}
 			cmd := lockbench(t, errb, "run", "--topology", topology, "--auth", "--tls", "--driver", all,
@@ -100,6 +102,7 @@ func TestUpSecure(t *testing.T) {
 // it starts, and the password it drew is in nothing it printed or wrote (report and plots
 // included).
 func TestSweepSecure(t *testing.T) {
+	t.Parallel()
 	tmp, dir := t.TempDir(), t.TempDir()
 	secret := watchSecret(t, tmp)
 	errb := &syncBuffer{}
@@ -126,6 +129,7 @@ func TestSweepSecure(t *testing.T) {
 // with the CA and user from their flags and the password from their environment, both
 // processes' shares merge clean, and the password is in nothing printed or written.
 func TestRunProcsSecure(t *testing.T) {
+	t.Parallel()
 	tmp, dir := t.TempDir(), t.TempDir()
 	secret := watchSecret(t, tmp)
 	errb := &syncBuffer{}
@@ -172,6 +176,7 @@ func TestSecureStartDockerServerName(t *testing.T) {
 }
 
 func TestSecureFlagsUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

@@ -17,6 +17,7 @@ import (
 )
 
 func TestSweepBadInput(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	notDir := filepath.Join(out, "file")
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
@@ -176,6 +177,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 
 // An SLO nothing meets stops every driver after its first step.
 func TestSweepStopsEarly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8",
@@ -200,6 +202,7 @@ func TestSweepStopsEarly(t *testing.T) {
 
 // Ctrl-C during a step: the steps done and the interrupted one are written, marked incomplete.
 func TestSweepCtrlC(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "naive", "--concurrency-steps", "1,2,4",
@@ -264,6 +267,7 @@ func TestSweepRates(t *testing.T) {
 // One worker holding each lock 5ms cannot start 1000 attempts a second: the first step is
 // saturated and the driver stops there.
 func TestSweepRateSaturates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "naive", "--rates", "1000,2000", "--concurrency", "1", "--hold", "5ms",
@@ -284,6 +288,7 @@ func TestSweepRateSaturates(t *testing.T) {
 // the file's skips and the sweep record), the other steps on, and lockbench's keys are gone
 // afterwards while the user's stay.
 func TestSweepAttachedWithSkip(t *testing.T) {
+	t.Parallel()
 	srv := redistest.NewServer(t)
 	rdb, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: srv.Addrs(), DisableCache: true, ForceSingleClient: true})
 	if err != nil {

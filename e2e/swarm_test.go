@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -137,7 +137,7 @@ func TestSwarmStack(t *testing.T) {
 		"START_AT=" + time.Now().Add(10*time.Second).UTC().Format(time.RFC3339Nano),
 		"DURATION=1s", "WARMUP=200ms", "CONCURRENCY=4", "DRIVER=lockcore",
 	}
-	file := filepath.Join("..", "..", "deploy", "swarm", "lockbench-stack.yml")
+	file := filepath.Join("..", "deploy", "swarm", "lockbench-stack.yml")
 	if out, err := dockerCLI(ctx, env, "stack", "deploy", "--resolve-image", "never", "-c", file, stack); err != nil {
 		t.Fatalf("docker stack deploy: %v: %s", err, out)
 	}

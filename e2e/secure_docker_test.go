@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package e2e
 
 import (
 	"os/exec"
@@ -19,10 +19,12 @@ import (
 // go-redis driver run clean on them, and the password is in none of what lockbench printed or
 // wrote, nor in what docker inspect and docker logs show of the containers.
 func TestRunSecureOnDocker(t *testing.T) {
+	t.Parallel()
 	image := dockertest.Image(t)
 	const drivers = "lockcore,redsync"
 	for _, topology := range []string{"single", "sentinel", "cluster"} {
 		t.Run(topology, func(t *testing.T) {
+			t.Parallel()
 			tmp, dir := t.TempDir(), t.TempDir()
 			secret := watchSecret(t, tmp)
 			errb := &syncBuffer{}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net"
@@ -98,6 +98,7 @@ func requireFreePorts(t *testing.T, ports ...int) {
 // the nodes), lockbench run --addr against it with 0 violations and 0 errors, then down with
 // nothing left.
 func TestComposeFiles(t *testing.T) {
+	t.Parallel()
 	image := dockertest.Image(t)
 	cmd := dockertest.Compose(t)
 	single := freePort(t)
@@ -116,10 +117,11 @@ func TestComposeFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
 			requireFreePorts(t, tc.ports...)
 			p := &composeProject{
 				cmd:     cmd,
-				file:    filepath.Join("..", "..", "compose", tc.file),
+				file:    filepath.Join("..", "compose", tc.file),
 				project: "lockbench-test-" + strconv.Itoa(os.Getpid()) + "-" + strings.TrimSuffix(tc.file, ".yml"),
 				env:     append([]string{"LOCKBENCH_REDIS_IMAGE=" + image}, tc.env...),
 			}
