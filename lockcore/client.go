@@ -125,6 +125,8 @@ type counters struct {
 	doubts, resolved, refused                  atomic.Int64
 	subscribes, unsubscribes, channels, peak   atomic.Int64
 	wakeUps, timedWaits                        atomic.Int64
+	// cutShort counts hold-backs ended early by another client's release (waitTable.holdBack).
+	cutShort atomic.Int64
 }
 
 // channelUp counts a confirmed subscription in the live channels and their peak.

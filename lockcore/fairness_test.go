@@ -59,10 +59,11 @@ func TestClientsShareHotLockFairly(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			n0, f0 := nearGrants.Load(), farGrants.Load()
 			ns0, fs0 := near.snapshot(), far.snapshot()
+			nearCut0, farCut0 := near.stats.cutShort.Load(), far.stats.cutShort.Load()
 			time.Sleep(2 * time.Second)
 			nd, fd := nearGrants.Load()-n0, farGrants.Load()-f0
 			ns, fs := near.snapshot(), far.snapshot()
-			nearShift, farShift := near.outsideShift(name), far.outsideShift(name)
+			nearCut, farCut := near.stats.cutShort.Load()-nearCut0, far.stats.cutShort.Load()-farCut0
 			stopNear()
 			stopFar()
 			if v := nearViolations.Load() + farViolations.Load(); v != 0 {
@@ -74,13 +75,19 @@ func TestClientsShareHotLockFairly(t *testing.T) {
 			if j < 0.9 {
 				t.Errorf("round trip %v: near Client %d grants, far %d: Jain's index %.3f, want at least 0.9", rtt, nd, fd, j)
 			}
-			// Each hold-back ends when the other Client has had its turn and released: it
-			// never needs to grow past the far one's round trip. Left to run out, both grew to
-			// the longest (HandoffYield << maxOutsideShift, 64 ms), the lock idle between
-			// turns: fair, at a tenth of the grants.
-			if rtt < 20*time.Millisecond && max(nearShift, farShift) >= maxOutsideShift {
-				t.Errorf("round trip %v: hold-backs grew to %v (near) and %v (far), the longest there is",
-					rtt, DefaultHandoffYield<<nearShift, DefaultHandoffYield<<farShift)
+			// A hold-back ends when the other Client has had its turn and released. The far
+			// Client's nearly always do (the near one's turn is over before its hold-back is),
+			// the near one's rarely (the far one still holds the lock when it ends: its attempt
+			// is refused and it waits for the release). Left to run out, none ended early: both
+			// grew to the longest (HandoffYield << maxOutsideShift, 64 ms), the lock idle
+			// between turns (fair, at a tenth of the grants). A loaded CI machine lengthens
+			// turns, so the test asks for an eighth, not for their lengths.
+			nearYields, farYields := ns.Yields-ns0.Yields, fs.Yields-fs0.Yields
+			t.Logf("round trip %v: hold-backs ended by the other Client's release: near %d of %d, far %d of %d",
+				rtt, nearCut, nearYields, farCut, farYields)
+			if (nearCut+farCut)*8 < nearYields+farYields {
+				t.Errorf("round trip %v: %d of %d hold-backs ended by the other Client's release; want an eighth or more",
+					rtt, nearCut+farCut, nearYields+farYields)
 			}
 			// The hand-over still carries each side's share.
 			if h := ns.Handoffs - ns0.Handoffs; h*2 < nd {
@@ -91,17 +98,6 @@ func TestClientsShareHotLockFairly(t *testing.T) {
 			}
 		})
 	}
-}
-
-// outsideShift is how many times name's hold-back for outside waiters has doubled (cohort.outside).
-func (c *Client) outsideShift(name string) int {
-	s := c.holds.shard(name)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.co[name]; e != nil {
-		return e.outside
-	}
-	return 0
 }
 
 // TestLocalContentionSubscribesNothing: a lock contended only by one Client's own goroutines is

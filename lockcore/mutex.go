@@ -172,6 +172,9 @@ func (m *Mutex) acquireRedis(ctx context.Context, owner Owner, field string, la 
 		}
 		start := time.Now()
 		foreign = c.waiters.holdBack(hb.q, hb.mark, hb.d, ctx.Done(), c.ctx.Done())
+		if foreign {
+			c.stats.cutShort.Add(1)
+		}
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
