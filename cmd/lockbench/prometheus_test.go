@@ -175,14 +175,54 @@ func promQuery(t *testing.T, prom, query string, at time.Time) map[string]float6
 	return out
 }
 
+// sample is one sample of a range query.
+type sample struct {
+	at time.Time
+	v  float64
+}
+
+// promRange runs a range-vector query (a selector with [range]) at the given time and returns
+// the samples of its one series, oldest first.
+func promRange(t *testing.T, prom, query string, at time.Time) []sample {
+	t.Helper()
+	u := "http://" + prom + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64)}}.Encode()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status, Error string
+		Data          struct {
+			Result []struct {
+				Values [][2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: status %q, error %q, %v", query, r.Status, r.Error, err)
+	}
+	if len(r.Data.Result) != 1 {
+		t.Fatalf("query %s: %d series, want 1", query, len(r.Data.Result))
+	}
+	var out []sample
+	for _, p := range r.Data.Result[0].Values {
+		ts, _ := p[0].(float64)
+		v, _ := strconv.ParseFloat(p[1].(string), 64)
+		out = append(out, sample{time.Unix(0, int64(ts*1e9)), v})
+	}
+	return out
+}
+
 // window spells d for a PromQL range, in milliseconds.
 func window(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
 
 // TestPrometheusScrapesRun runs lockbench run --metrics-addr under a real Prometheus scraping
 // every 200ms, then runs the dashboard's queries on Prometheus's HTTP API and compares them
 // with the result file:
-//   - rate(acquisitions) over the measured phase less its first second and last 300ms, against
-//     the result's throughput over the same window (its timeline's points): within 10%;
+//   - the acquisitions counter's samples over the measured phase less its first second and last
+//     300ms, against the result's acquisitions between the same scrape times (its timeline's
+//     points): within 10%; the dashboard's rate() over that window within 25% (see below);
 //   - histogram_quantile(0.99) over the whole phase, against the result's acquire p99 (exact
 //     to 0.1%): Prometheus interpolates linearly inside the bucket the 99th percentile falls
 //     in, so its estimate must lie in the bucket that holds the result's p99 (bounds of
@@ -224,25 +264,35 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	// before the series existed or after it froze.
 	t1, w1 := end.Add(-300*time.Millisecond), time.Duration(run.DurationS*float64(time.Second))-1300*time.Millisecond
 	rate := promQuery(t, prom, strings.ReplaceAll(queryThroughput, "$__rate_interval", window(w1)), t1)["lockcore"]
-	// The result's own rate over the same window, from its 200ms timeline: the whole phase's
-	// average differs from the window's whenever the machine's load changes during the run
-	// (seen under CI: 1996/s in the window against 2391/s over the phase).
-	from, to := 1.0, run.DurationS-0.3
-	var acq int64
-	var secs float64
+	// What lockbench exported, sample by sample: the counter's first and last samples in the
+	// window, at Prometheus's scrape times, against the result's acquisitions between the same
+	// two times (its 200ms timeline, the edge points pro rata). rate() above is Prometheus's
+	// own estimate from the same samples: it extrapolates to the window's edges only up to half
+	// a scrape interval, so scrapes that a loaded machine delays make it read low (a CI run:
+	// rate() 4867/s against 6144 in the window), which is Prometheus's rule, not lockbench's
+	// count; it is held to 25%, the samples themselves to 10%.
+	samples := promRange(t, prom, `lockbench_acquisitions_total{driver="lockcore"}[`+window(w1)+`]`, t1)
+	if len(samples) < 5 {
+		t.Fatalf("%d samples of lockbench_acquisitions_total in the %v window; want one per 200ms scrape", len(samples), w1)
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	from, to := first.at.Sub(start).Seconds(), last.at.Sub(start).Seconds()
+	var acq float64
 	for _, p := range run.Timeline.Points {
-		if p.StartS >= from-1e-6 && p.StartS+p.DurationS <= to+1e-6 {
-			acq += p.Acquisitions
-			secs += p.DurationS
+		lo, hi := max(p.StartS, from), min(p.StartS+p.DurationS, to)
+		if hi > lo && p.DurationS > 0 {
+			acq += float64(p.Acquisitions) * (hi - lo) / p.DurationS
 		}
 	}
-	if secs < 5 {
-		t.Fatalf("the timeline covers %.2fs of the window %.2fs to %.2fs: want its 200ms points", secs, from, to)
+	exported := (last.v - first.v) / (to - from)
+	want := acq / (to - from)
+	t.Logf("rate(acquisitions) over %v: %.0f/s; samples %.2fs to %.2fs of the phase: %.0f/s exported, %.0f acq/s in the result (%.0f over %.2fs)",
+		w1, rate, from, to, exported, want, run.ThroughputPerS, run.DurationS)
+	if math.Abs(exported/want-1) > 0.10 {
+		t.Errorf("exported counter %.0f/s vs the result's %.0f acq/s between the same samples: more than 10%% apart", exported, want)
 	}
-	want := float64(acq) / secs
-	t.Logf("rate(acquisitions) over %v: %.0f/s; result: %.0f acq/s over the same window, %.0f over %.2fs", w1, rate, want, run.ThroughputPerS, run.DurationS)
-	if math.Abs(rate/want-1) > 0.10 {
-		t.Errorf("Prometheus rate %.0f/s vs the result's %.0f acq/s in the same window: more than 10%% apart", rate, want)
+	if math.Abs(rate/want-1) > 0.25 {
+		t.Errorf("Prometheus rate %.0f/s vs the result's %.0f acq/s in the same window: more than 25%% apart", rate, want)
 	}
 	cpa := promQuery(t, prom, strings.ReplaceAll(queryCmdsPerAcq, "$__rate_interval", window(w1)), t1)["lockcore"]
 	t.Logf("commands per acquisition: Prometheus %.2f, result %.2f", cpa, run.RedisCommandsPerAcquisition)
