@@ -15,6 +15,7 @@ import (
 // native processes must run the same in containers (sentinel on private networks, cluster on
 // the host's network).
 func TestSemanticsOnDocker(t *testing.T) {
+	t.Parallel() // its own servers (containers, a cluster): it overlaps the other long ones
 	if testing.Short() {
 		t.Skip("starts Docker containers")
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestMultiLockOppositeOrdersNeverDeadlockOrOverlap(t *testing.T) {
+	t.Parallel() // its own servers: it overlaps the other long ones
 	testMultiLockOppositeOrdersNeverDeadlockOrOverlap(t, newEnv(t))
 }
 
@@ -234,6 +235,7 @@ func testMultiLockMixedKindsAndNonOwner(t *testing.T, e *testEnv) {
 // TestFamilyOnClusterRWMulti runs the read-write lock and MultiLock suites on one 6-node Redis 7
 // cluster: helper keys in the lock's slot, sharded pub/sub, MultiLock across slots.
 func TestFamilyOnClusterRWMulti(t *testing.T) {
+	t.Parallel() // its own servers (containers, a cluster): it overlaps the other long ones
 	if testing.Short() {
 		t.Skip("starts a 6-node cluster")
 	}

@@ -15,7 +15,10 @@ import (
 func TestMutualExclusion64Goroutines(t *testing.T) { testMutualExclusion64Goroutines(t, newEnv(t)) }
 
 // On one server the suite runs in every queue mode (the per-case tests run the default).
-func TestSemanticsOnSingle(t *testing.T) { runSemantics(t, newEnv(t)) }
+func TestSemanticsOnSingle(t *testing.T) {
+	t.Parallel() // its own server: it overlaps the other long ones
+	runSemantics(t, newEnv(t))
+}
 
 func testMutualExclusion64Goroutines(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})

@@ -72,6 +72,7 @@ func runSemantics(t *testing.T, e *testEnv) {
 // On a Redis 7 cluster the suite runs with sharded pub/sub (the env checks every client chose
 // it) and keys spread over all three masters.
 func TestSemanticsOnCluster(t *testing.T) {
+	t.Parallel() // its own servers (containers, a cluster): it overlaps the other long ones
 	if testing.Short() {
 		t.Skip("starts a 6-node cluster")
 	}
@@ -85,6 +86,7 @@ func TestSemanticsOnCluster(t *testing.T) {
 
 // Through sentinels, lockcore finds the master and the suite runs with classic pub/sub.
 func TestSemanticsOnSentinel(t *testing.T) {
+	t.Parallel() // its own servers: it overlaps the other long ones
 	if testing.Short() {
 		t.Skip("starts a 6-process sentinel deployment")
 	}
@@ -101,6 +103,7 @@ func TestSemanticsOnSentinel(t *testing.T) {
 // bus and the sentinels included), the suite runs in the default queue mode: what differs is
 // how clients connect, not the lock.
 func TestSemanticsSecure(t *testing.T) {
+	t.Parallel() // its own servers: it overlaps the other long ones
 	if testing.Short() {
 		t.Skip("starts a single server, a sentinel deployment and a cluster")
 	}
