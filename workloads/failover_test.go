@@ -20,6 +20,7 @@ func TestSentinelFailoverMidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sentinel deployment and waits for a failover")
 	}
+	t.Parallel() // its own deployment; most of its minute is waiting for the failover
 	// naive and redislock run with go-redis's default retries and with none (retries=0): a
 	// command sent again after a failure whose first attempt ran must still not grant a lock
 	// twice; violations, which asynchronous replication can cause on its own, are logged.
