@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 )
 
 func TestRoundOrder(t *testing.T) {
+	t.Parallel()
 	abc := []string{"a", "b", "c"}
 	tests := []struct {
 		names []string
@@ -25,18 +26,18 @@ func TestRoundOrder(t *testing.T) {
 		{[]string{"solo"}, 5, []string{"solo"}},
 	}
 	for _, tt := range tests {
-		if got := roundOrder(tt.names, tt.round); !slices.Equal(got, tt.want) {
-			t.Errorf("roundOrder(%v, %d) = %v, want %v", tt.names, tt.round, got, tt.want)
+		if got := RoundOrder(tt.names, tt.round); !slices.Equal(got, tt.want) {
+			t.Errorf("RoundOrder(%v, %d) = %v, want %v", tt.names, tt.round, got, tt.want)
 		}
 	}
 	if !slices.Equal(abc, []string{"a", "b", "c"}) {
-		t.Fatal("roundOrder modified its input")
+		t.Fatal("RoundOrder modified its input")
 	}
 	// Over n rounds every driver takes every position once.
 	for pos := range abc {
 		seen := map[string]bool{}
 		for r := range abc {
-			seen[roundOrder(abc, r)[pos]] = true
+			seen[RoundOrder(abc, r)[pos]] = true
 		}
 		if len(seen) != len(abc) {
 			t.Errorf("position %d over %d rounds held only %v", pos, len(abc), seen)
@@ -45,6 +46,7 @@ func TestRoundOrder(t *testing.T) {
 }
 
 func TestSkipReason(t *testing.T) {
+	t.Parallel()
 	open := fmt.Errorf("driver redislock: %w", fmt.Errorf("%w: redislock has no multi-master (RedLock) mode", drivers.ErrUnsupported))
 	kind := fmt.Errorf("%w: driver naive cannot run workload reentrancy: it needs mutex,reentrant locks, the driver has mutex", drivers.ErrUnsupported)
 	tests := []struct {
@@ -67,6 +69,7 @@ func TestSkipReason(t *testing.T) {
 }
 
 func TestSafetySummary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		violations, fencing int64
 		want                string
