@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/thresholds"
@@ -231,5 +232,35 @@ func TestRunRemote(t *testing.T) {
 	}
 	if !slices.Equal(calls, []string{"naive/1", "lockcore/1"}) {
 		t.Errorf("hook called for %v", calls)
+	}
+}
+
+// A sweep's step (Session.RunOne) runs at its own load and stops on its own live check; a skip
+// comes back as an error wrapping drivers.ErrUnsupported, with the skip in the Outcome.
+func TestRunOneStep(t *testing.T) {
+	t.Parallel()
+	tg := openSingle(t)
+	cfg := short()
+	cfg.Duration = time.Minute // a check that did not stop the phase would show as a test timeout
+	s, err := NewSession(tg, Spec{Drivers: []string{"naive"}, Workload: "reentrancy", Config: cfg, TimelineInterval: 100 * time.Millisecond}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.RunOne(t.Context(), Step{Driver: "naive", Round: 1, Seq: 1, Total: 1})
+	if !errors.Is(err, drivers.ErrUnsupported) || o.Skip == nil || o.Run != nil || o.Failed {
+		t.Errorf("naive on reentrancy: %+v, %v; want a skip, not a failure", o, err)
+	}
+
+	s, err = NewSession(tg, Spec{Drivers: []string{"lockcore"}, Config: cfg, TimelineInterval: 100 * time.Millisecond}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func(string, workloads.Live) string { return "over the SLO" }
+	o, err = s.RunOne(t.Context(), Step{Driver: "lockcore", Round: 1, Seq: 1, Total: 1, Concurrency: 3, Abort: stop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Run == nil || o.Run.Concurrency != 3 || o.Run.Aborted != "over the SLO" || !o.Aborted {
+		t.Errorf("outcome %+v; want a run of 3 workers stopped by the step's check", o)
 	}
 }

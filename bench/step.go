@@ -109,7 +109,7 @@ func (s *Session) RunOne(ctx context.Context, st Step) (Outcome, error) {
 	case errors.Is(err, drivers.ErrUnsupported):
 		// Not a failure: the driver cannot do this, and says why. Later rounds leave it out.
 		s.skipped[name] = true
-		reason := skipReason(name, err)
+		reason := SkipReason(name, err)
 		rep.Line("skip %s on %s: %s", name, spec.Topology, reason)
 		o.Skip = &results.Skip{Driver: name, Workload: spec.workload(), Topology: spec.Topology, Reason: reason}
 		return o, err
@@ -155,7 +155,7 @@ func (s *Session) RunOne(ctx context.Context, st Step) (Outcome, error) {
 	}
 	if run.Violations > 0 {
 		o.Failed = true
-		rep.Line("lockbench run: %s: SAFETY: %s", name, safetySummary(&run))
+		rep.Line("lockbench run: %s: SAFETY: %s", name, SafetySummary(&run))
 	}
 	if run.Aborted != "" {
 		o.Aborted = true
@@ -186,9 +186,9 @@ func (s *Session) live(l metrics.Labels, abort func(driver string, l workloads.L
 	}
 }
 
-// safetySummary says how many safety violations run had and of which kind: fencing tokens out of
+// SafetySummary says how many safety violations run had and of which kind: fencing tokens out of
 // grant order (run.FencingViolations) or two holders of one lock at once (the rest).
-func safetySummary(run *results.Run) string {
+func SafetySummary(run *results.Run) string {
 	if h := run.Holds; h != nil && h.CountMismatches+h.LeasesLost > 0 {
 		return fmt.Sprintf("%d violations: %d leases lost while held, %d hold counts in Redis other than the nesting level, the rest two holders of one lock at once",
 			run.Violations, h.LeasesLost, h.CountMismatches)
@@ -202,9 +202,9 @@ func safetySummary(run *results.Run) string {
 	return fmt.Sprintf("%d mutual-exclusion violations (two holders of one lock at once)", run.Violations)
 }
 
-// skipReason is err's text without what the layers below put in front of the reason ("driver
+// SkipReason is err's text without what the layers below put in front of the reason ("driver
 // <name>: ", the sentinel's own text): the skip line says both already.
-func skipReason(name string, err error) string {
+func SkipReason(name string, err error) string {
 	s := err.Error()
 	for _, p := range []string{"driver " + name + ": ", drivers.ErrUnsupported.Error() + ": "} {
 		s = strings.TrimPrefix(s, p)

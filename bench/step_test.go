@@ -62,8 +62,8 @@ func TestSkipReason(t *testing.T) {
 		if tt.err == kind {
 			name = "naive"
 		}
-		if got := skipReason(name, tt.err); got != tt.want {
-			t.Errorf("skipReason(%v) = %q, want %q", tt.err, got, tt.want)
+		if got := SkipReason(name, tt.err); got != tt.want {
+			t.Errorf("SkipReason(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func TestSafetySummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		run := results.Run{Violations: tt.violations, FencingViolations: tt.fencing}
-		if got := safetySummary(&run); got != tt.want {
+		if got := SafetySummary(&run); got != tt.want {
 			t.Errorf("%d violations, %d fencing: %q, want %q", tt.violations, tt.fencing, got, tt.want)
 		}
 	}
