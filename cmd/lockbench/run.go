@@ -7,12 +7,9 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -418,27 +415,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var hardStop sync.Once
-	var stopTopology func() = func() {}
-	var stopMu sync.Mutex
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		ui.line("interrupted: stopping, writing what was measured (Ctrl-C again to quit at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			hardStop.Do(func() {
-				stopMu.Lock()
-				stopTopology()
-				stopMu.Unlock()
-				os.Exit(exitInterrupted)
-			})
-		}
-	}()
+	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
+	defer in.release()
 
 	removeNetwork, err := f.gens.startNetwork(ctx, f, ui) // run_generators.go
 	if err != nil {
@@ -447,11 +425,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer removeNetwork() // after the topology, whose servers it carries
 
-	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) {
-		stopMu.Lock()
-		stopTopology = func() { t.Close() }
-		stopMu.Unlock()
-	})
+	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
 		switch {

@@ -97,7 +97,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in := catchInterrupts(ui, cancel)
+	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
 	defer in.release()
 
 	// The first progress line: how long this may take, before anything starts.

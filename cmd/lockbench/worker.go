@@ -7,8 +7,6 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
@@ -43,19 +41,8 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		ui.line("interrupted: stopping, writing what was measured (again to quit at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			os.Exit(exitInterrupted)
-		}
-	}()
+	in := catchInterrupts(interruptedLine(ui, "again to quit at once"), cancel)
+	defer in.release()
 
 	tgt, err := attachUntilStart(ctx, f, ui)
 	if err != nil {
