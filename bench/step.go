@@ -67,7 +67,8 @@ func (s *Session) RunOne(ctx context.Context, st Step) (Outcome, error) {
 		rep.Line("deleted %d of lockbench's keys for --key-prefix %q", n, prefix)
 	}
 	drv, err := drivers.Parse(name)
-	if err != nil {
+	if err != nil { // not one of Spec.Drivers, which Validate checked
+		o.Failed = true
 		return o, fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	shown := cfg

@@ -90,7 +90,7 @@ func checkAttachedFaults(f *runFlags, tgt *runTarget) string {
 func validateFaults(f *runFlags, l faults.Layout) string {
 	l.Procs, l.Duration = f.fleet.procs, f.cfg.Duration
 	l.Containers = f.gens.kind == generatorsDocker
-	l.Partition = f.net.cond != nil // the --net proxy partitions (runner.partitioner)
+	l.Partition = f.net.cond != nil // the --net proxy partitions (bench.ServerSchedule)
 	if err := faults.Validate(f.faultFlags.faults, l); err != nil {
 		return "--fault: " + err.Error()
 	}
