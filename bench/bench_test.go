@@ -138,8 +138,11 @@ func TestRunRoundsInterleaved(t *testing.T) {
 	if want := []string{"naive/1", "lockcore/1", "lockcore/2", "naive/2"}; !slices.Equal(got, want) {
 		t.Errorf("runs %v; want %v", got, want)
 	}
-	if res.Failed || res.Aborted || res.NotStarted != 0 {
-		t.Errorf("failed %v, aborted %v, %d not started; want a clean session\n%s", res.Failed, res.Aborted, res.NotStarted, rep)
+	if res.Failed || res.Aborted || res.NotStarted != 0 || !res.File.Complete {
+		t.Errorf("failed %v, aborted %v, %d not started, complete %v; want a clean session\n%s", res.Failed, res.Aborted, res.NotStarted, res.File.Complete, rep)
+	}
+	if res.File.Repeat != 2 || res.File.Baseline != "naive" {
+		t.Errorf("file repeat %d, baseline %q; want 2, the first driver", res.File.Repeat, res.File.Baseline)
 	}
 	if len(res.Thresholds) != 2 || res.ThresholdsFailed != 1 {
 		t.Errorf("thresholds %+v, %d failed; want 2 checked, the throughput one failed", res.Thresholds, res.ThresholdsFailed)
@@ -166,8 +169,8 @@ func TestRunSkipsUnsupported(t *testing.T) {
 	if len(res.File.Runs) != 2 || res.File.Runs[0].Driver != "lockcore" || res.File.Runs[1].Driver != "lockcore" {
 		t.Errorf("%d runs; want lockcore's two", len(res.File.Runs))
 	}
-	if res.Failed {
-		t.Errorf("a skip failed the session:\n%s", rep)
+	if res.Failed || !res.File.Complete {
+		t.Errorf("a skip failed the session (failed %v, complete %v):\n%s", res.Failed, res.File.Complete, rep)
 	}
 }
 
@@ -200,7 +203,7 @@ func TestRunCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NotStarted != 6 || len(res.File.Runs) != 0 || !strings.Contains(rep.String(), "interrupted: 6 of 6 runs not started") {
+	if res.NotStarted != 6 || len(res.File.Runs) != 0 || res.File.Complete || !strings.Contains(rep.String(), "interrupted: 6 of 6 runs not started") {
 		t.Errorf("%d not started, %d runs; want none of 6 run\n%s", res.NotStarted, len(res.File.Runs), rep)
 	}
 }

@@ -95,8 +95,9 @@ func NewSession(tgt *target.Target, spec Spec, opts Options) (*Session, error) {
 }
 
 // Run runs every driver of spec spec.Repeat times against tgt, interleaved and rotating the order
-// each round (see RoundOrder), and checks the thresholds. Once ctx ends, the runs not yet started
-// are left out. The error wraps ErrBadSpec for a spec that cannot run, workloads.ErrBadConfig
+// each round (see RoundOrder), cleans an attached deployment of the last run's keys, marks the
+// file complete or not, and checks the thresholds. Once ctx ends, the runs not yet started are
+// left out. The error wraps ErrBadSpec for a spec that cannot run, workloads.ErrBadConfig
 // when the workload refused it at the first run (the Result then holds what ran before);
 // everything else that goes wrong is in the Result.
 func Run(ctx context.Context, tgt *target.Target, spec Spec, opts Options) (*Result, error) {
@@ -110,6 +111,7 @@ func Run(ctx context.Context, tgt *target.Target, spec Spec, opts Options) (*Res
 // Run runs the session's rounds; see the function Run.
 func (s *Session) Run(ctx context.Context) (*Result, error) {
 	res := &Result{File: s.opts.File}
+	res.File.Repeat, res.File.Baseline = s.spec.rounds(), s.spec.baseline()
 	total := s.spec.rounds() * len(s.spec.Drivers)
 	seq := 0
 	for round := range s.spec.rounds() {
@@ -140,6 +142,21 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		s.rep.Line("stopped by --abort-on-fail: %d of %d runs not started", res.NotStarted, total)
 	} else if res.NotStarted > 0 {
 		s.rep.Line("interrupted: %d of %d runs not started", res.NotStarted, total)
+	}
+	if s.tgt.Attached() && len(res.File.Runs) > 0 {
+		// A deployment that stays up would keep the last run's keys (an interrupted run's
+		// held locks, say) until their leases ran out.
+		prefix := s.keyPrefix()
+		if _, err := s.tgt.Clean(context.WithoutCancel(ctx), prefix, res.File.Cleanup); err != nil {
+			s.rep.Line("warning: lockbench's keys for --key-prefix %q may remain: %v", prefix, err)
+		}
+	}
+	res.File.Complete = ctx.Err() == nil && !res.Failed
+	for _, run := range res.File.Runs {
+		res.File.Complete = res.File.Complete && run.Complete
+	}
+	if len(res.File.Runs) == 0 && len(res.File.Skipped) > 0 && ctx.Err() == nil {
+		s.rep.Line("nothing ran: every driver was skipped on %s", s.spec.Topology)
 	}
 	if len(s.spec.Thresholds) > 0 {
 		res.Thresholds = thresholds.Check(s.spec.Thresholds, res.File.Runs)

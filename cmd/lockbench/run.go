@@ -458,7 +458,6 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("warning: %s", w)
 		}
 	}
-	file.Repeat, file.Baseline = f.repeat, f.baseline
 	file.Placement = f.pin.placement
 	r := &runner{f: f, tgt: tgt, ui: ui}
 	if f.referee.addr != "" {
@@ -483,21 +482,6 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if tgt.Attached() && len(file.Runs) > 0 {
-		// A deployment that stays up would keep the last run's keys (an interrupted run's
-		// held locks, say) until their leases ran out.
-		if _, err := tgt.Clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
-			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
-		}
-	}
-	file.Complete = ctx.Err() == nil && !res.Failed
-	for _, run := range file.Runs {
-		file.Complete = file.Complete && run.Complete
-	}
-	if len(file.Runs) == 0 && len(file.Skipped) > 0 && ctx.Err() == nil {
-		ui.line("nothing ran: every driver was skipped on %s", f.spec)
-	}
-
 	if len(file.Runs) > 0 {
 		if file.Placement != nil {
 			fmt.Fprintln(stdout, file.Placement)
