@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
@@ -226,10 +227,11 @@ func workerArgs(f *runFlags, addrs []string, masterName, driver string, index in
 	return args
 }
 
-// runProcs runs driver as f.fleet.procs generator processes of this executable against the
+// runProcs runs rm's driver as f.fleet.procs generator processes of this executable against the
 // target, and returns their merged run.
-func (r *runner) runProcs(ctx context.Context, driver string, round int, fr *faultRun) (results.Run, error) {
+func (r *runner) runProcs(ctx context.Context, rm *bench.Remote) (results.Run, error) {
 	f, ui := r.f, r.ui
+	driver, round, fr := rm.Driver, rm.Round, rm.Faults
 	exe, err := os.Executable()
 	if err != nil {
 		return results.Run{}, fmt.Errorf("cannot find this executable to start generator processes: %w", err)
@@ -326,15 +328,15 @@ func (r *runner) runProcs(ctx context.Context, driver string, round int, fr *fau
 	if err != nil {
 		return run, err
 	}
-	r.afterFleet(ctx, driver, runID, &run)
+	rm.Failed = r.afterFleet(ctx, driver, runID, &run)
 	run.Net = netOfFleet(f)
 	return run, nil
 }
 
 // afterFleet ends a run made by several processes (--procs, --generators docker) once their
 // results are merged into run: it settles the referee's count and says what the merge warned of
-// or lost.
-func (r *runner) afterFleet(ctx context.Context, driver, runID string, run *results.Run) {
+// or lost. It reports whether the run failed for a lost process.
+func (r *runner) afterFleet(ctx context.Context, driver, runID string, run *results.Run) (failed bool) {
 	run.TopologySpec = r.f.spec.String()
 	if r.referee != nil {
 		r.referee.settle(ctx, runID, r.f.cfg.Keys, run, r.ui)
@@ -344,9 +346,10 @@ func (r *runner) afterFleet(ctx context.Context, driver, runID string, run *resu
 	}
 	if len(run.Fleet.Lost) > 0 {
 		// A lost process is a failed run, even when the others measured cleanly.
-		r.failed = true
 		r.ui.line("lockbench run: %s: %s", driver, run.Incomplete)
+		return true
 	}
+	return false
 }
 
 // Write lets the processes' stderr through the progress UI, line by line.

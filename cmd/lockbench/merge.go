@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
@@ -218,7 +219,7 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 	}
 	for _, r := range merged.Runs {
 		if r.Violations > 0 || r.Errors > 0 {
-			fmt.Fprintf(stderr, "lockbench merge: %s: %d errors, %s\n", r.Driver, r.Errors, safetySummary(&r))
+			fmt.Fprintf(stderr, "lockbench merge: %s: %d errors, %s\n", r.Driver, r.Errors, bench.SafetySummary(&r))
 			return exitFailure
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -79,3 +80,18 @@ func (u *progressUI) clearLocked() {
 		u.dirty = false
 	}
 }
+
+// progressUI is the Reporter of the bench sessions of run and sweep.
+var _ bench.Reporter = (*progressUI)(nil)
+
+// Line writes a log line (bench.Reporter).
+func (u *progressUI) Line(format string, a ...any) { u.line(format, a...) }
+
+// Progress shows the run under way (bench.Reporter).
+func (u *progressUI) Progress(p workloads.Progress) { u.progress(p) }
+
+// SetRound sets the round the progress line shows (bench.Reporter).
+func (u *progressUI) SetRound(round, rounds int) { u.setRound(round, rounds) }
+
+// Clear clears the progress line (bench.Reporter).
+func (u *progressUI) Clear() { u.clear() }

@@ -7,15 +7,13 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/conn"
@@ -110,9 +108,6 @@ Latencies and CPU per acquisition need a unit (5ms, 800us).
 Exit codes: 0 ok, 1 run failed or safety violations, 2 bad input, 3 a --threshold failed (and
 nothing else did), 130 interrupted.
 `
-
-// maxRepeat bounds --repeat, so a typo cannot book the machine for days.
-const maxRepeat = 1000
 
 // runFlags are the parsed flags of lockbench run.
 type runFlags struct {
@@ -278,12 +273,6 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	} else if f.cfg.Warmup == 0 {
 		f.cfg.Warmup = -1 // explicit --warmup 0s: no warm-up
 	}
-	if f.cfg.Warmup < -1 {
-		return bad("--warmup %v must not be negative", f.cfg.Warmup)
-	}
-	if f.lease < 0 {
-		return bad("--lease %v must not be negative", f.lease)
-	}
 	if !(f.cfg.ReadRatio >= 0 && f.cfg.ReadRatio <= 1) { // NaN too
 		return bad("--read-ratio %v: want 0 to 1", f.cfg.ReadRatio)
 	}
@@ -297,33 +286,11 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	} else {
 		f.cfg.Fanout = 0 // the default, or --keys if fewer
 	}
-	if f.repeat < 1 || f.repeat > maxRepeat {
-		return bad("--repeat %d: want 1 to %d", f.repeat, maxRepeat)
+	if f.repeat < 1 || f.repeat > bench.MaxRepeat {
+		return bad("--repeat %d: want 1 to %d", f.repeat, bench.MaxRepeat)
 	}
 	if strings.TrimSpace(f.cfg.KeyPrefix) == "" {
 		return bad("--key-prefix must not be empty: it keeps lockbench's keys apart from yours")
-	}
-	if len(f.drivers) == 0 {
-		return bad("--driver needs at least one driver")
-	}
-	seen := make(map[string]bool)
-	for _, d := range f.drivers {
-		if _, err := drivers.Parse(d); err != nil {
-			return bad("--driver: %v", err)
-		}
-		if seen[d] {
-			return bad("--driver lists %s twice; use --repeat to run a driver more than once", d)
-		}
-		seen[d] = true
-	}
-	if f.baseline == "" {
-		f.baseline = f.drivers[0]
-	} else if !seen[f.baseline] {
-		return bad("--baseline %q is not one of --driver %s", f.baseline, strings.Join(f.drivers, ","))
-	}
-	w, err := workloads.Get(f.workload)
-	if err != nil {
-		return bad("--workload: %v", err)
 	}
 	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
 		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
@@ -361,15 +328,16 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return bad("--threshold: %v", strings.TrimPrefix(err.Error(), thresholds.ErrBadThreshold.Error()+" "))
 		}
-		for _, d := range th.Drivers() {
-			if !seen[d] {
-				return bad("--threshold %q names driver %s, which is not in --driver %s", expr, d, strings.Join(f.drivers, ","))
-			}
-		}
 		f.thresholds = append(f.thresholds, th)
 	}
-	if err := workloads.CheckConfig(w, f.cfg); err != nil {
+	// The domain's checks (drivers, baseline, workload, the thresholds' drivers, the workload's
+	// configuration) are bench's; the ones above are the command line's: a zero there is a
+	// mistake, in a bench.Spec the default.
+	if err := f.benchSpec().Validate(); err != nil {
 		return bad("%v", err)
+	}
+	if f.baseline == "" {
+		f.baseline = f.drivers[0]
 	}
 	if msg := checkGroups(fs, f, c.name); msg != "" {
 		return bad("%s", msg)
@@ -447,27 +415,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var hardStop sync.Once
-	var stopTopology func() = func() {}
-	var stopMu sync.Mutex
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		ui.line("interrupted: stopping, writing what was measured (Ctrl-C again to quit at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			hardStop.Do(func() {
-				stopMu.Lock()
-				stopTopology()
-				stopMu.Unlock()
-				os.Exit(exitInterrupted)
-			})
-		}
-	}()
+	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
+	defer in.release()
 
 	removeNetwork, err := f.gens.startNetwork(ctx, f, ui) // run_generators.go
 	if err != nil {
@@ -476,11 +425,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer removeNetwork() // after the topology, whose servers it carries
 
-	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) {
-		stopMu.Lock()
-		stopTopology = func() { t.Close() }
-		stopMu.Unlock()
-	})
+	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
 		switch {
@@ -513,9 +458,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			ui.line("warning: %s", w)
 		}
 	}
-	file.Repeat, file.Baseline = f.repeat, f.baseline
 	file.Placement = f.pin.placement
-	r := &runner{f: f, tgt: tgt, ui: ui, file: file, abort: f.abort.runCheck(f.thresholds)}
+	r := &runner{f: f, tgt: tgt, ui: ui}
 	if f.referee.addr != "" {
 		// Before anything is measured: a referee on the deployment under test is refused.
 		ref, err := startReferee(ctx, f, tgt, ui)
@@ -529,25 +473,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		defer ref.close()
 		r.referee = ref
 	}
-	r.runAll(ctx)
-	if r.badConfig {
+	res, err := bench.Run(ctx, tgt.Target, f.benchSpec(), r.options(file))
+	if err != nil {
+		// The workload refused the configuration (said above), or flags let through a spec
+		// bench refuses: usage errors either way.
+		if errors.Is(err, bench.ErrBadSpec) {
+			fmt.Fprintf(stderr, "lockbench run: %v\n", err)
+		}
 		return exitUsage
 	}
-	if tgt.Attached() && len(file.Runs) > 0 {
-		// A deployment that stays up would keep the last run's keys (an interrupted run's
-		// held locks, say) until their leases ran out.
-		if _, err := tgt.Clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
-			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
-		}
-	}
-	file.Complete = ctx.Err() == nil && !r.failed
-	for _, run := range file.Runs {
-		file.Complete = file.Complete && run.Complete
-	}
-	if len(file.Runs) == 0 && len(file.Skipped) > 0 && ctx.Err() == nil {
-		ui.line("nothing ran: every driver was skipped on %s", f.spec)
-	}
-
 	if len(file.Runs) > 0 {
 		if file.Placement != nil {
 			fmt.Fprintln(stdout, file.Placement)
@@ -571,14 +505,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockbench run: failed: %v\n", err)
 		}
 	}
-	thresholdsFailed := 0
 	if len(f.thresholds) > 0 {
-		checked := thresholds.Check(f.thresholds, file.Runs)
-		if err := thresholds.WriteReport(stdout, checked); err != nil {
+		if err := thresholds.WriteReport(stdout, res.Thresholds); err != nil {
 			fmt.Fprintf(stderr, "lockbench run: thresholds: %v\n", err)
 		}
-		if thresholdsFailed = thresholds.Failed(checked); thresholdsFailed > 0 {
-			ui.line("lockbench run: %d of %d thresholds failed", thresholdsFailed, len(checked))
+		if res.ThresholdsFailed > 0 {
+			ui.line("lockbench run: %d of %d thresholds failed", res.ThresholdsFailed, len(res.Thresholds))
 		}
 	}
 	if !writeOutputs("run", f, file, stdout, stderr, ui) {
@@ -587,9 +519,9 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case ctx.Err() != nil:
 		return exitInterrupted
-	case r.failed:
+	case res.Failed:
 		return exitFailure
-	case thresholdsFailed > 0, r.aborted:
+	case res.ThresholdsFailed > 0, res.Aborted:
 		return exitThresholds
 	}
 	return exitOK

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/sweep"
-	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
@@ -51,19 +50,6 @@ func (a *abortFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 	}
 	return "--abort-on-fail: none of the --threshold can be checked while measuring (ratios compare drivers that run one after the other; commands, CPU and driver counts are read at the end)"
-}
-
-// runCheck is run's: the thresholds that can be checked live, on the phase so far.
-func (a *abortFlags) runCheck(ths []thresholds.Threshold) func(string, workloads.Live) string {
-	if !a.on {
-		return nil
-	}
-	return func(driver string, l workloads.Live) string {
-		if l.Elapsed < a.after {
-			return ""
-		}
-		return thresholds.Live(ths, driver, &l.Run)
-	}
 }
 
 // sweepCheck is sweep's: the SLO percentile of the phase so far against its limit.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/generators"
@@ -19,7 +20,7 @@ import (
 // the others; the faults' AT counts from there. Stalls are not scheduled here: each generator
 // carries out its own (stallArgs).
 type clientFaults struct {
-	fr      *faultRun
+	fr      *bench.FaultRun
 	clients faults.Clients
 	// servers is the schedule's deployment side: Target, Partitioner and Isolator.
 	servers  faults.Schedule
@@ -37,12 +38,12 @@ type clientFaults struct {
 // clientFaults returns the pause-client schedule of fr for the generators behind clients, which
 // ends with ctx, with the measured phase, or with wait, whichever comes first; nil when fr has
 // none.
-func (r *runner) clientFaults(ctx context.Context, fr *faultRun, clients faults.Clients, local func(time.Time) time.Time) *clientFaults {
-	if fs, _ := fr.scheduled(); len(fs) == 0 {
+func (r *runner) clientFaults(ctx context.Context, fr *bench.FaultRun, clients faults.Clients, local func(time.Time) time.Time) *clientFaults {
+	if fs, _ := fr.Scheduled(); len(fs) == 0 {
 		return nil
 	}
 	c := &clientFaults{fr: fr, clients: clients, warmup: max(r.f.cfg.Warmup, 0), duration: r.f.cfg.Duration, local: local,
-		servers: faults.Schedule{Target: faults.NewDeployment(r.tgt.Topology(), r.tgt.Conn()), Partitioner: r.partitioner(), Isolator: r.isolator()}}
+		servers: bench.ServerSchedule(r.tgt.Target)}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	return c
 }
@@ -55,7 +56,7 @@ func (c *clientFaults) onStart(startAt time.Time) {
 		defer cancel()
 		s := c.servers
 		s.Clients = c.clients
-		c.fr.runSchedule(sctx, &s, start)
+		c.fr.RunSchedule(sctx, &s, start)
 	})
 }
 

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
-	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/results"
 )
 
 // Bad fault specs and faults that do not fit the topology exit 2 before anything starts.
@@ -158,57 +156,6 @@ func TestRunPauseOutlastingThePhase(t *testing.T) {
 		t.Errorf("violations %d, phase %.2fs", r.Violations, r.DurationS)
 	}
 	assertServerGone(t, errb.String())
-}
-
-func TestStrandedOnly(t *testing.T) {
-	t.Parallel()
-	fault := []results.Fault{{Spec: "kill:master@1s"}}
-	withTTL := results.LeftoverKey{Key: "lockbench:1", TTLMS: 200}
-	noTTL := results.LeftoverKey{Key: "lockbench:2", TTLMS: -1}
-	for _, tc := range []struct {
-		name string
-		run  results.Run
-		want bool
-	}{
-		{"no faults", results.Run{Audit: &results.Audit{Leftovers: 1, Keys: []results.LeftoverKey{withTTL}}}, false},
-		{"no audit", results.Run{Faults: fault}, false},
-		{"nothing left", results.Run{Faults: fault, Audit: &results.Audit{}}, false},
-		{"all with a TTL", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 1, Keys: []results.LeftoverKey{withTTL}}}, true},
-		{"one without", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 2, Keys: []results.LeftoverKey{withTTL, noTTL}}}, false},
-		{"more than listed", results.Run{Faults: fault, Audit: &results.Audit{Leftovers: 30, Keys: []results.LeftoverKey{withTTL}}}, false},
-	} {
-		if got := strandedOnly(&tc.run); got != tc.want {
-			t.Errorf("%s: strandedOnly = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestStaysDown(t *testing.T) {
-	t.Parallel()
-	parse := func(specs ...string) []faults.Fault {
-		var out []faults.Fault
-		for _, s := range specs {
-			f, err := faults.Parse(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, f)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		specs []string
-		want  string
-	}{
-		{[]string{"kill:master@1s"}, "master"},
-		{[]string{"kill:master@1s", "restart:master@2s"}, ""},
-		{[]string{"kill:master@1s", "kill:replica1@1s", "restart:master@2s", "pause:replica2@1s+1s"}, "replica1"},
-		{[]string{"failover@1s"}, ""},
-	} {
-		if got := staysDown(parse(tc.specs...)); got != tc.want {
-			t.Errorf("staysDown(%q) = %q, want %q", tc.specs, got, tc.want)
-		}
-	}
 }
 
 // Ctrl-C during a pause ends the run at once: the server is resumed before lockbench stops it,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
@@ -175,10 +176,11 @@ func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error
 	return []string{g.network.ID}, addrs, nil
 }
 
-// runGenerators runs driver as f.fleet.procs generator containers (--generators docker) and
-// returns their merged run.
-func (r *runner) runGenerators(ctx context.Context, driver string, fr *faultRun) (results.Run, error) {
+// runGenerators runs rm's driver as f.fleet.procs generator containers (--generators docker)
+// and returns their merged run.
+func (r *runner) runGenerators(ctx context.Context, rm *bench.Remote) (results.Run, error) {
 	f, ui := r.f, r.ui
+	driver, fr := rm.Driver, rm.Faults
 	cfg := f.cfg
 	cfg.Fill()
 	networks, addrs, err := r.reach(ctx)
@@ -268,10 +270,10 @@ func (r *runner) runGenerators(ctx context.Context, driver string, fr *faultRun)
 	if err != nil {
 		return run, err
 	}
-	r.afterFleet(ctx, driver, id, &run)
+	rm.Failed = r.afterFleet(ctx, driver, id, &run)
 	for _, e := range exits {
 		if e.Err != nil && ctx.Err() == nil {
-			r.failed = true // a generator that failed fails the run, named above
+			rm.Failed = true // a generator that failed fails the run, named above
 		}
 	}
 	return run, nil

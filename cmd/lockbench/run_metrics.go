@@ -124,19 +124,24 @@ func (m *metricsFlags) childArgs(index, round int) []string {
 	return args
 }
 
-// live returns the Plan.Live of one run: its metrics (when served) and the check that stops it
-// early (abort, when set); nil when there is neither.
-func (m *metricsFlags) live(l metrics.Labels, abort func(driver string, l workloads.Live) string) func(workloads.Live) string {
+// runMetrics is the bench.Options.Metrics of lockbench run and sweep: a run's live figures go
+// to the Prometheus exporter, when one is served.
+func (m *metricsFlags) runMetrics(l metrics.Labels) func(workloads.Live) {
 	l.RunID = m.runID
-	mr := m.server.Run(l) // nil without a server
-	if mr == nil && abort == nil {
+	if mr := m.server.Run(l); mr != nil {
+		return mr.Update
+	}
+	return nil
+}
+
+// live returns the Plan.Live of a worker's run: its metrics, when served; nil otherwise.
+func (m *metricsFlags) live(l metrics.Labels) func(workloads.Live) string {
+	update := m.runMetrics(l)
+	if update == nil {
 		return nil
 	}
 	return func(lv workloads.Live) string {
-		mr.Update(lv)
-		if abort == nil {
-			return ""
-		}
-		return abort(lv.Driver, lv)
+		update(lv)
+		return ""
 	}
 }

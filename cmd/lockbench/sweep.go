@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/drivers"
@@ -96,7 +97,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	in := catchInterrupts(ui, cancel)
+	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
 	defer in.release()
 
 	// The first progress line: how long this may take, before anything starts.
@@ -126,7 +127,20 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	file.RedisVersion = tgt.RedisVersion(ctx)
 	file.Topology = tgt.Info()
 	file.Placement = f.pin.placement
-	steps := &sweepSteps{f: f, mode: s.mode, tgt: tgt, ui: ui, file: file, abort: f.abort.sweepCheck(s.goal)}
+	spec := f.benchSpec()
+	spec.AbortOnFail = false // a sweep stops a step on its SLO (sweepSteps.abort), not on thresholds
+	if s.mode == results.SweepRate {
+		// Validated at a step's rate, as every step runs (sweepSteps.run sets its own): without
+		// one, the --arrival the sweep's flags set would be refused.
+		spec.Config.Rate = s.loads[0]
+	}
+	// The steps' cleanups are not recorded (the session's own file), as before bench.
+	session, err := bench.NewSession(tgt.Target, spec, bench.Options{Reporter: ui, File: &results.File{}, Metrics: f.metrics.runMetrics})
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
+		return exitUsage // flags were checked: a bug
+	}
+	steps := &sweepSteps{session: session, mode: s.mode, file: file, abort: f.abort.sweepCheck(s.goal)}
 	status := newSweepStatus(s.goal)
 	ui.mu.Lock()
 	ui.prefix = status.prefix
@@ -172,38 +186,33 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// sweepSteps runs one sweep step as lockbench run runs one run (runner.runOne: clean
-// keyspace, fresh client, warm-up, measured phase, checker), with the step's load in the flags.
+// sweepSteps runs one sweep step as lockbench run runs one run (bench.Session.RunOne: clean
+// keyspace, fresh client, warm-up, measured phase, checker), with the step's load.
 type sweepSteps struct {
-	f    *runFlags
-	mode string
-	tgt  *runTarget
-	ui   *progressUI
-	file *results.File // collects the skips; the runs come back through sweep.Run
+	session *bench.Session
+	mode    string
+	file    *results.File // collects the skips; the runs come back through sweep.Run
 	// abort stops a step already past the SLO (--abort-on-fail); nil without it.
 	abort func(driver string, l workloads.Live) string
 }
 
 func (s *sweepSteps) run(ctx context.Context, st sweep.Step) (results.Run, error) {
-	f := *s.f
+	step := bench.Step{Driver: st.Driver, Round: max(st.Round, 1), Seq: st.Seq, Total: st.Total, Index: st.Index, Abort: s.abort}
 	if s.mode == results.SweepConcurrency {
-		f.cfg.Concurrency = int(st.Load)
+		step.Concurrency = int(st.Load)
 	} else {
 		// Open loop; --arrival and --concurrency (the cap on attempts in flight) as given.
-		f.cfg.Rate = st.Load
+		step.Rate = st.Load
 	}
-	w, _ := workloads.Get(f.workload) // checked by parseCommandFlags
-	scratch := &results.File{}
-	r := &runner{f: &f, tgt: s.tgt, ui: s.ui, file: scratch, skipped: make(map[string]bool), abort: s.abort, step: st.Index}
-	r.runOne(ctx, w, st.Driver, max(st.Round, 1), st.Seq, st.Total)
+	o, _ := s.session.RunOne(ctx, step) // a run that could not run is reported by the session
 	switch {
-	case len(scratch.Skipped) > 0:
-		s.file.Skipped = append(s.file.Skipped, scratch.Skipped...)
-		return results.Run{}, fmt.Errorf("%w: %s", drivers.ErrUnsupported, scratch.Skipped[0].Reason)
-	case r.badConfig:
+	case o.Skip != nil:
+		s.file.Skipped = append(s.file.Skipped, *o.Skip)
+		return results.Run{}, fmt.Errorf("%w: %s", drivers.ErrUnsupported, o.Skip.Reason)
+	case o.BadConfig:
 		return results.Run{}, fmt.Errorf("%w: %w: %s at %v", sweep.ErrAbort, workloads.ErrBadConfig, st.Driver, st.Load)
-	case len(scratch.Runs) == 1:
-		return scratch.Runs[0], nil
+	case o.Run != nil:
+		return *o.Run, nil
 	}
 	return results.Run{}, errors.New("the run could not start (see above)")
 }

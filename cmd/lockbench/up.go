@@ -8,9 +8,7 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
@@ -146,9 +144,8 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	// Signals are caught before anything is started, so that no Ctrl-C can leave a node behind.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	in := catchInterrupts(func(sig os.Signal) { logf("%v: stopping the topology (again to quit at once)", sig) }, cancel)
+	defer in.release()
 
 	st := kept.State{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
 	if owner, err := kept.Claim(f.stateDir, st); err != nil {
@@ -162,26 +159,12 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	path := kept.Path(f.stateDir, f.name)
 	defer os.Remove(path)
 
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
-		select {
-		case sig := <-sigs:
-			logf("%v: stopping the topology (again to quit at once)", sig)
-			cancel()
-		case <-stopped:
-			return
-		}
-		select {
-		case <-sigs:
-			// Native nodes die with us (compose sets a parent-death signal); containers are
-			// removed by testcontainers' reaper once our session ends.
-			os.Remove(path)
-			os.RemoveAll(kept.SecretsPath(f.stateDir, f.name))
-			os.Exit(exitInterrupted)
-		case <-stopped:
-		}
-	}()
+	in.onHardStop(func() {
+		// Native nodes die with us (compose sets a parent-death signal); containers are
+		// removed by testcontainers' reaper once our session ends.
+		os.Remove(path)
+		os.RemoveAll(kept.SecretsPath(f.stateDir, f.name))
+	})
 
 	var native compose.NativeOptions
 	if f.auth || f.tls {

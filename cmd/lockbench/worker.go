@@ -7,10 +7,9 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
@@ -42,19 +41,8 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	defer f.metrics.stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		ui.line("interrupted: stopping, writing what was measured (again to quit at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			os.Exit(exitInterrupted)
-		}
-	}()
+	in := catchInterrupts(interruptedLine(ui, "again to quit at once"), cancel)
+	defer in.release()
 
 	tgt, err := attachUntilStart(ctx, f, ui)
 	if err != nil {
@@ -72,7 +60,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	w, _ := workloads.Get(f.workload)     // checked by parseRunFlagsAs
 	drv, _ := drivers.Parse(f.drivers[0]) // checked by parseRunFlagsAs
 	plan := workloads.Plan{Workload: w, Config: f.cfg, Driver: drv, Target: tgt.DriverConfig(f.lease), Progress: ui.progress, Stalls: f.fleet.stallPlan,
-		Live: f.metrics.live(metrics.Labels{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Round: f.metrics.round, Generator: f.fleet.index}, nil)}
+		Live: f.metrics.live(metrics.Labels{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Round: f.metrics.round, Generator: f.fleet.index})}
 	if f.fleet.index == 0 {
 		// One process measures the servers: they serve all processes, whose phases the common
 		// start time lines up, so the figures are the run's; added up over processes they
@@ -99,7 +87,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	failed := false
 	switch {
 	case errors.Is(err, drivers.ErrUnsupported):
-		reason := skipReason(f.drivers[0], err)
+		reason := bench.SkipReason(f.drivers[0], err)
 		ui.line("skip %s on %s: %s", f.drivers[0], f.spec, reason)
 		file.Skipped = append(file.Skipped, results.Skip{Driver: f.drivers[0], Workload: f.workload, Topology: f.spec.String(), Reason: reason})
 	case errors.Is(err, workloads.ErrBadConfig), errors.Is(err, crosscheck.ErrBadArena):
@@ -123,7 +111,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 		file.Complete = run.Complete && ctx.Err() == nil
 		if run.Errors > 0 || run.Violations > 0 {
 			failed = true
-			ui.line("lockbench worker: %d errors, %s", run.Errors, safetySummary(&run))
+			ui.line("lockbench worker: %d errors, %s", run.Errors, bench.SafetySummary(&run))
 		}
 	}
 	if err := handBack(ctx, f, file, ui); err != nil {

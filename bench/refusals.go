@@ -1,26 +1,27 @@
-package main
+package bench
 
 import (
 	"context"
 	"fmt"
-	"github.com/lockbench/lockbench/target"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/target"
 )
 
 // No silent zero (issue 36): a run that made no acquisition, or during which the servers refused
 // commands or connections, fails with the cause named, even when the driver saw no error (a
 // library that retries every failure, a refused subscription that only slows waiters).
 
-// failRun marks run failed for cause: the result keeps it (results.Run.Failed) and the user reads it.
-func (r *runner) failRun(run *results.Run, name, cause string) {
-	r.failed = true
+// failRun marks run and its outcome failed for cause: the result keeps it (results.Run.Failed)
+// and the user reads it.
+func (s *Session) failRun(o *Outcome, run *results.Run, name, cause string) {
+	o.Failed = true
 	run.Failed = append(run.Failed, cause)
-	r.ui.line("lockbench run: %s: FAILED: %s", name, cause)
+	s.rep.Line("lockbench run: %s: FAILED: %s", name, cause)
 }
 
 // checkSilentZero fails a run that made no acquisition, and one during which the servers
@@ -28,27 +29,27 @@ func (r *runner) failRun(run *results.Run, name, cause string) {
 // results.ExpectedServerErrors, or rejected connections. Under lockbench's own faults the
 // servers' refusals are what the faults cause (a restarted master's LOADING, a demoted one's
 // READONLY): they are reported, not a failure; no acquisition at all still fails.
-func (r *runner) checkSilentZero(ctx context.Context, name string, run *results.Run) {
+func (s *Session) checkSilentZero(ctx context.Context, name string, run *results.Run, o *Outcome) {
 	if run.Acquisitions == 0 && run.Aborted == "" {
-		r.failRun(run, name, "0 acquisitions in the measured phase: the lock never worked"+causeHint(run))
+		s.failRun(o, run, name, "0 acquisitions in the measured phase: the lock never worked"+causeHint(run))
 	}
 	se := run.ServerErrors
 	if !se.Refused() {
 		return
 	}
 	if se.Unexpected()["NOPERM"] > 0 {
-		se.ACLLog = r.tgt.aclLog(ctx, time.Duration(run.DurationS*float64(time.Second)))
+		se.ACLLog = aclLog(ctx, s.tgt, time.Duration(run.DurationS*float64(time.Second)))
 	}
 	cause := "the server refused during the measured phase: " + se.String()
 	if len(se.ACLLog) > 0 {
 		cause += " (ACL LOG: " + strings.Join(se.ACLLog, "; ") + ")"
 	}
-	cause = r.tgt.Conn().Redact(cause)
+	cause = s.tgt.Conn().Redact(cause)
 	if len(run.Faults) > 0 {
-		r.ui.line("lockbench run: %s: under faults, %s", name, cause)
+		s.rep.Line("lockbench run: %s: under faults, %s", name, cause)
 		return
 	}
-	r.failRun(run, name, cause)
+	s.failRun(o, run, name, cause)
 }
 
 // causeHint returns ", errors: <kind: first message>" from the run's error samples, or "".
@@ -77,7 +78,7 @@ const aclLogEntries = 10
 // aclLog returns the ACL LOG entries of the run's user updated within the last d (plus a
 // second), one line each ("NOPERM command evalsha ×32"), from the first master. A user that may
 // not read ACL LOG (a least-privilege one may not) gets one line saying so.
-func (t *runTarget) aclLog(ctx context.Context, d time.Duration) []string {
+func aclLog(ctx context.Context, t *target.Target, d time.Duration) []string {
 	ms := t.Masters()
 	if len(ms) == 0 {
 		return nil

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -12,23 +12,23 @@ import (
 // count as errors of the kind "leftover_keys", so they fail the run (exit 1) and show in the
 // errors column and in thresholds on errors. On a topology lockbench started the keyspace was
 // flushed before the run, so every key is the run's and the scan matches everything; on an
-// attached deployment it counts only keys of lockbench's exact shapes for --key-prefix (package
+// attached deployment it counts only keys of lockbench's exact shapes for the key prefix (package
 // keyspace), never someone else's key that contains the prefix. An audit that cannot finish (a
 // server down after a fault) is recorded and warned about, not counted as leftovers.
-func (r *runner) auditRun(ctx context.Context, run *results.Run) {
+func (s *Session) auditRun(ctx context.Context, run *results.Run) {
 	scope := audit.All
-	if r.tgt.Attached() {
-		ks := keyspace.New(r.f.cfg.KeyPrefix)
+	if s.tgt.Attached() {
+		ks := keyspace.New(s.keyPrefix())
 		scope = audit.Scope{Globs: ks.Globs(), Match: ks.Owns}
 	}
 	var masters []audit.Master
-	for _, n := range r.tgt.Masters() {
+	for _, n := range s.tgt.Masters() {
 		masters = append(masters, audit.Master{Addr: n.Addr, Client: n.Client})
 	}
 	a, err := audit.Scan(context.WithoutCancel(ctx), masters, scope)
 	run.Audit = &a
 	if err != nil {
-		r.ui.line("warning: post-run audit of %s incomplete: %v", run.Driver, err)
+		s.rep.Line("warning: post-run audit of %s incomplete: %v", run.Driver, err)
 	}
 	if a.Leftovers == 0 {
 		return
@@ -39,6 +39,6 @@ func (r *runner) auditRun(ctx context.Context, run *results.Run) {
 	run.ErrorsByKind["leftover_keys"] += a.Leftovers
 	run.Errors += a.Leftovers
 	for _, k := range a.Keys {
-		r.ui.line("leftover key after %s: %s on %s (%s, ttl %dms)", run.Driver, k.Key, k.Node, k.Type, k.TTLMS)
+		s.rep.Line("leftover key after %s: %s on %s (%s, ttl %dms)", run.Driver, k.Key, k.Node, k.Type, k.TTLMS)
 	}
 }

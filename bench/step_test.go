@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"errors"
@@ -26,18 +26,18 @@ func TestRoundOrder(t *testing.T) {
 		{[]string{"solo"}, 5, []string{"solo"}},
 	}
 	for _, tt := range tests {
-		if got := roundOrder(tt.names, tt.round); !slices.Equal(got, tt.want) {
-			t.Errorf("roundOrder(%v, %d) = %v, want %v", tt.names, tt.round, got, tt.want)
+		if got := RoundOrder(tt.names, tt.round); !slices.Equal(got, tt.want) {
+			t.Errorf("RoundOrder(%v, %d) = %v, want %v", tt.names, tt.round, got, tt.want)
 		}
 	}
 	if !slices.Equal(abc, []string{"a", "b", "c"}) {
-		t.Fatal("roundOrder modified its input")
+		t.Fatal("RoundOrder modified its input")
 	}
 	// Over n rounds every driver takes every position once.
 	for pos := range abc {
 		seen := map[string]bool{}
 		for r := range abc {
-			seen[roundOrder(abc, r)[pos]] = true
+			seen[RoundOrder(abc, r)[pos]] = true
 		}
 		if len(seen) != len(abc) {
 			t.Errorf("position %d over %d rounds held only %v", pos, len(abc), seen)
@@ -62,8 +62,8 @@ func TestSkipReason(t *testing.T) {
 		if tt.err == kind {
 			name = "naive"
 		}
-		if got := skipReason(name, tt.err); got != tt.want {
-			t.Errorf("skipReason(%v) = %q, want %q", tt.err, got, tt.want)
+		if got := SkipReason(name, tt.err); got != tt.want {
+			t.Errorf("SkipReason(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func TestSafetySummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		run := results.Run{Violations: tt.violations, FencingViolations: tt.fencing}
-		if got := safetySummary(&run); got != tt.want {
+		if got := SafetySummary(&run); got != tt.want {
 			t.Errorf("%d violations, %d fencing: %q, want %q", tt.violations, tt.fencing, got, tt.want)
 		}
 	}
