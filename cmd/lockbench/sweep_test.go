@@ -394,9 +394,27 @@ func TestSweepRoundsAndRefinement(t *testing.T) {
 	if b.OKStep > 0 && b.OverStep > 0 && b.Refined == "within the precision" && b.Width > 0.5 {
 		t.Errorf("bracket %+v: refined to the precision, yet wider", b)
 	}
-	// The knee step's runs measured the server's CPU: the projection sits beside the knee.
-	if b.OKStep > 0 && (b.ProjectedServerCapacityPerS <= 0 || !strings.Contains(out, "projected server-bound capacity")) {
-		t.Errorf("bracket %+v: no projected server-bound capacity beside the knee:\n%s", b, out)
+	// The knee step's runs measured the server's CPU: the projection sits beside the knee, made
+	// from the rounds whose Redis was busy enough to project from (results.minUtilization, 1%).
+	// The one key's hand-over keeps Redis near that line here (0.7% to 1.5% of a core at
+	// 800/s in runs on this machine), so a knee whose rounds were all below it has none, and
+	// says so by leaving it out.
+	if b.OKStep > 0 {
+		projectable := false
+		for _, st := range d.Steps {
+			if st.Step != b.OKStep {
+				continue
+			}
+			for _, i := range st.Runs {
+				if f.Runs[i].Capacity != nil {
+					projectable = true
+				}
+			}
+		}
+		has := b.ProjectedServerCapacityPerS > 0 && strings.Contains(out, "projected server-bound capacity")
+		if projectable != has {
+			t.Errorf("bracket %+v: a projection beside the knee %v, from rounds with one %v:\n%s", b, has, projectable, out)
+		}
 	}
 	for _, want := range []string{"noise floor at 10/s", "p99 interval", "rounds", "knee: at or above"} {
 		if !strings.Contains(out, want) {
