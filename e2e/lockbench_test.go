@@ -2,11 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"github.com/lockbench/lockbench/internal/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,22 +29,7 @@ const (
 )
 
 // syncBuffer is a bytes.Buffer a subprocess writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = clitest.SyncBuffer
 
 // lockbench starts lockbench with args; stderr is captured into errb, stdout into a
 // *bytes.Buffer (cmd.Stdout). It is killed when the test ends, if it is still running.

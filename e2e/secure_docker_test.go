@@ -47,7 +47,7 @@ func TestRunSecureOnDocker(t *testing.T) {
 			if !strings.Contains(seen, docker.LabelPID) || !strings.Contains(seen, "/lockbench/redis.conf") {
 				t.Errorf("docker inspect did not show the run's secure containers:\n%.500s", seen)
 			}
-			assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String(), "docker inspect and logs": seen}, dir)
+			assertSecretNowhere(t, secret.Password(t), map[string]string{"stdout": out, "stderr": errb.String(), "docker inspect and logs": seen}, dir)
 			assertNothingLeft(t, pid)
 		})
 	}

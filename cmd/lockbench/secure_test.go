@@ -121,7 +121,7 @@ func TestSweepSecure(t *testing.T) {
 	if c := f.Topology.Connection; c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
 		t.Errorf("result's connection = %v", c)
 	}
-	assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
+	assertSecretNowhere(t, secret.Password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
 	assertServerGone(t, errb.String())
 }
 
@@ -150,7 +150,7 @@ func TestRunProcsSecure(t *testing.T) {
 	if c := f.Topology.Connection; c["auth"] != "user lockbench, password" || !strings.HasPrefix(c["tls"], "on") {
 		t.Errorf("result's connection = %v", c)
 	}
-	assertSecretNowhere(t, secret.password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
+	assertSecretNowhere(t, secret.Password(t), map[string]string{"stdout": out, "stderr": errb.String()}, dir)
 	assertServerGone(t, errb.String())
 }
 

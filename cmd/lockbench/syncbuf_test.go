@@ -1,24 +1,6 @@
 package main
 
-import (
-	"bytes"
-	"sync"
-)
+import "github.com/lockbench/lockbench/internal/clitest"
 
 // syncBuffer is a bytes.Buffer a subprocess writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = clitest.SyncBuffer
