@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -78,30 +77,14 @@ func lockbenchOut(t *testing.T, args ...string) (code int, stdout, stderr string
 // finish waits for lockbench and returns its exit code and stdout.
 func finish(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) (int, string) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("lockbench did not finish:\n%s", errb)
-	}
-	return cmd.ProcessState.ExitCode(), cmd.Stdout.(*bytes.Buffer).String()
+	return clitest.Finish(t, cmd, errb)
 }
 
 // interruptRun sends lockbench the Ctrl-C of a user, waits for it to finish and fails the test
 // unless it exits as an interrupted run does; it returns what lockbench wrote to stdout.
 func interruptRun(t *testing.T, cmd *exec.Cmd, errb *syncBuffer) string {
 	t.Helper()
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	code, out := finish(t, cmd, errb)
-	if code != exitInterrupted {
-		t.Fatalf("exit %d after Ctrl-C, want %d\n%s", code, exitInterrupted, errb)
-	}
-	return out
+	return clitest.InterruptRun(t, cmd, errb, exitInterrupted)
 }
 
 // readResult reads the one result file in dir, and checks its benchstat file is beside it.

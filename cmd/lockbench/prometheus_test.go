@@ -146,8 +146,9 @@ func startPrometheus(t *testing.T, target string) string {
 	}
 }
 
-// promQuery runs query at time at on Prometheus and returns its samples' values by driver.
-func promQuery(t *testing.T, prom, query string, at time.Time) map[string]float64 {
+// promAPI runs query on Prometheus's HTTP API at the given time and decodes its data into
+// data; it fails t on any error.
+func promAPI(t *testing.T, prom, query string, at time.Time, data any) {
 	t.Helper()
 	u := "http://" + prom + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64)}}.Encode()
 	resp, err := http.Get(u)
@@ -155,20 +156,27 @@ func promQuery(t *testing.T, prom, query string, at time.Time) map[string]float6
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var r struct {
+	r := struct {
 		Status, Error string
-		Data          struct {
-			Result []struct {
-				Metric map[string]string
-				Value  [2]any
-			}
-		}
-	}
+		Data          any
+	}{Data: data}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
 		t.Fatalf("query %s: status %q, error %q, %v", query, r.Status, r.Error, err)
 	}
+}
+
+// promQuery runs an instant query and returns its value per driver (and kind).
+func promQuery(t *testing.T, prom, query string, at time.Time) map[string]float64 {
+	t.Helper()
+	var data struct {
+		Result []struct {
+			Metric map[string]string
+			Value  [2]any
+		}
+	}
+	promAPI(t, prom, query, at, &data)
 	out := make(map[string]float64)
-	for _, s := range r.Data.Result {
+	for _, s := range data.Result {
 		v, _ := strconv.ParseFloat(s.Value[1].(string), 64)
 		out[s.Metric["driver"]+s.Metric["kind"]] = v
 	}
@@ -185,28 +193,17 @@ type sample struct {
 // the samples of its one series, oldest first.
 func promRange(t *testing.T, prom, query string, at time.Time) []sample {
 	t.Helper()
-	u := "http://" + prom + "/api/v1/query?" + url.Values{"query": {query}, "time": {strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64)}}.Encode()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status, Error string
-		Data          struct {
-			Result []struct {
-				Values [][2]any
-			}
+	var data struct {
+		Result []struct {
+			Values [][2]any
 		}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query %s: status %q, error %q, %v", query, r.Status, r.Error, err)
-	}
-	if len(r.Data.Result) != 1 {
-		t.Fatalf("query %s: %d series, want 1", query, len(r.Data.Result))
+	promAPI(t, prom, query, at, &data)
+	if len(data.Result) != 1 {
+		t.Fatalf("query %s: %d series, want 1", query, len(data.Result))
 	}
 	var out []sample
-	for _, p := range r.Data.Result[0].Values {
+	for _, p := range data.Result[0].Values {
 		ts, _ := p[0].(float64)
 		v, _ := strconv.ParseFloat(p[1].(string), 64)
 		out = append(out, sample{time.Unix(0, int64(ts*1e9)), v})
