@@ -111,10 +111,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage // options refused before anything ran: flags were checked, so a bug
 	}
 	file.Runs, file.Sweep = out.Runs, &out.Sweep
-	file.Complete = ctx.Err() == nil && !aborted && !out.Failed
-	for _, run := range file.Runs {
-		file.Complete = file.Complete && run.Complete
-	}
+	file.Complete = ctx.Err() == nil && !aborted && out.Complete()
 	if file.Placement != nil {
 		fmt.Fprintln(stdout, file.Placement)
 	}
