@@ -12,11 +12,14 @@
 // the machine's noise floor and warn when the SLO sits on it.
 //
 // ParseSLO and GeometricLoads (or CheckLoads) turn command-line input into Options; PlanTime
-// says how long a sweep may take; Run drives the steps and returns the runs and a
-// results.Sweep record for the result file; WriteSummary renders that record for people.
+// says how long a sweep may take, and WritePlan and Plan.Describe say it for people; Run drives
+// the steps and returns the runs and a results.Sweep record for the result file; a Status turns
+// Run's progress events into log lines and a progress line; WriteSummary renders the record for
+// people.
 //
 // Files: sweep.go (Options, Run), rounds.go (a step's rounds and their verdict), interval.go
 // (the order-statistics interval), judge.go and openloop.go (one verdict's rules), refine.go
 // (the bracket and its bisection), floor.go (the noise floor), plan.go (the planned time),
-// steps.go and slo.go (input), summary.go (output).
+// steps.go and slo.go (input), describe.go (the plan's text), status.go (progress text),
+// summary.go (output).
 package sweep

@@ -27,7 +27,7 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	if s.Mode == results.SweepConcurrency {
 		loadHead = "workers"
 	}
-	fmt.Fprintf(&buf, "sweep over %s: %s\n", s.Mode, joinLoads(s))
+	fmt.Fprintf(&buf, "sweep over %s: %s\n", s.Mode, joinLoads(s.Mode, s.Loads))
 	saturated := "saturated"
 	if s.Mode == results.SweepConcurrency {
 		saturated = "saturated twice in a row"
@@ -206,13 +206,14 @@ func dipBelowKnee(d results.SweepDriver) *results.SweepStep {
 	return nil
 }
 
-func joinLoads(s *results.Sweep) string {
-	parts := make([]string, len(s.Loads))
-	for i, l := range s.Loads {
+// joinLoads is a sweep's loads and their unit: "1, 2, 4 workers (closed loop)".
+func joinLoads(mode string, loads []float64) string {
+	parts := make([]string, len(loads))
+	for i, l := range loads {
 		parts[i] = fmtLoad(l)
 	}
 	unit := " acquisitions/s (open loop)"
-	if s.Mode == results.SweepConcurrency {
+	if mode == results.SweepConcurrency {
 		unit = " workers (closed loop)"
 	}
 	return strings.Join(parts, ", ") + unit

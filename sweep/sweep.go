@@ -154,6 +154,21 @@ type Outcome struct {
 	Failed bool
 }
 
+// Complete reports whether the sweep measured all it ran: no step failed and every run ended
+// complete. A sweep interrupted between two runs is complete by this; whether it was
+// interrupted is the caller's to add. It is safe for concurrent use.
+func (o *Outcome) Complete() bool {
+	if o.Failed {
+		return false
+	}
+	for _, run := range o.Runs {
+		if !run.Complete {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *Options) fill() error {
 	if o.SaturationMargin == 0 {
 		o.SaturationMargin = DefaultSaturationMargin

@@ -469,3 +469,22 @@ func TestStoppedEarlyStep(t *testing.T) {
 		t.Errorf("summary lacks the time saved:\n%s", buf.String())
 	}
 }
+
+func TestOutcomeComplete(t *testing.T) {
+	t.Parallel()
+	done, cut := results.Run{Complete: true}, results.Run{}
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want bool
+	}{
+		{"nothing ran", Outcome{}, true},
+		{"every run complete", Outcome{Runs: []results.Run{done, done}}, true},
+		{"a run cut short", Outcome{Runs: []results.Run{done, cut}}, false},
+		{"a step failed", Outcome{Runs: []results.Run{done}, Failed: true}, false},
+	} {
+		if got := tc.o.Complete(); got != tc.want {
+			t.Errorf("%s: Complete() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -184,7 +183,7 @@ func checkOut(f *runFlags) error {
 	if f.noResults || f.flagsOnly {
 		return nil
 	}
-	if err := checkWritable(f.out); err != nil {
+	if err := results.CheckDir(f.out); err != nil {
 		return fmt.Errorf("--out %s: %v", f.out, err)
 	}
 	return nil
@@ -193,19 +192,6 @@ func checkOut(f *runFlags) error {
 // inputText is a sweep input error without the sentinel's text in front.
 func inputText(err error) error {
 	return errors.New(strings.TrimPrefix(err.Error(), sweep.ErrBadInput.Error()+": "))
-}
-
-// checkWritable makes sure results can be written to dir before minutes are spent measuring.
-func checkWritable(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".lockbench-check-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }
 
 func joinInts(ns []int) string {
@@ -220,4 +206,26 @@ func parseSweepFlags(args []string, stdout, stderr io.Writer) (*runFlags, *sweep
 	s := &sweepFlags{}
 	f, code, ok := parseCommandFlags(commandFlags{name: cmdSweep, examples: sweepExamples, add: s.add, check: s.check}, args, stdout, stderr)
 	return f, s, code, ok
+}
+
+// options is the sweep as the flags ask for it; Run's step and progress functions are the
+// caller's.
+func (s *sweepFlags) options(f *runFlags) sweep.Options {
+	return sweep.Options{
+		Mode:             s.mode,
+		Loads:            s.loads,
+		Drivers:          f.drivers,
+		SLO:              s.goal,
+		SaturationMargin: s.margin,
+		StopFactor:       s.factor,
+		Rounds:           s.rounds,
+		MaxRounds:        s.maxRnds,
+		Precision:        s.precision,
+		Budget:           s.budget,
+		FloorShare:       s.floor,
+		StepTime:         sweep.StepTime(f.cfg.Warmup, f.cfg.Duration),
+		Duration:         f.cfg.Duration,
+		// Beside the knee: what the masters' CPU at the knee step says Redis could take.
+		ProjectCapacity: results.MedianProjection,
+	}
 }

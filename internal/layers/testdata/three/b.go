@@ -1,0 +1,6 @@
+package three
+
+func b() int {
+	var c config
+	return c.size
+}

@@ -1,0 +1,5 @@
+package three
+
+type config struct{ size int }
+
+var _ = config{size: limit}
