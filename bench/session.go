@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
@@ -24,11 +25,16 @@ type Options struct {
 	// File receives the runs and skips, its header (version, topology, …) filled by the
 	// caller; nil is a new, empty one.
 	File *results.File
-	// RunHere runs a plan in this process; nil is workloads.Run. lockbench wraps it to hand
-	// the workers a referee.
+	// RunHere runs a plan in this process; nil is workloads.Run (with the Referee, if any).
 	RunHere func(ctx context.Context, plan workloads.Plan) (results.Run, error)
-	// Remote, if set, runs every run in generator processes apart from this one (lockbench
-	// run --procs, --generators docker) instead of RunHere, and returns their merged run.
+	// Referee, if set, is the runs' safety referee (StartReferee): every holder, in every
+	// process, marks its critical section there. The caller closes it after the session.
+	Referee *Referee
+	// Fleet, if set, makes every run with generator processes apart from this one (lockbench
+	// run --procs, --generators docker) instead of RunHere.
+	Fleet *Fleet
+	// Remote, if set, runs every run elsewhere instead of RunHere and Fleet, and returns the
+	// merged run: a hook for tests and other fleets.
 	Remote func(ctx context.Context, r *Remote) (results.Run, error)
 	// Metrics, if set, returns what a run's live figures are handed to (a Prometheus
 	// exporter), or nil; labels name the run.
@@ -88,10 +94,25 @@ func NewSession(tgt *target.Target, spec Spec, opts Options) (*Session, error) {
 	if opts.File == nil {
 		opts.File = &results.File{}
 	}
-	if opts.RunHere == nil {
-		opts.RunHere = workloads.Run
+	s := &Session{tgt: tgt, spec: spec, opts: opts, rep: opts.Reporter, w: w, skipped: map[string]bool{}}
+	switch {
+	case s.opts.RunHere != nil:
+	case opts.Referee != nil:
+		s.opts.RunHere = s.runWithReferee
+	default:
+		s.opts.RunHere = workloads.Run
 	}
-	return &Session{tgt: tgt, spec: spec, opts: opts, rep: opts.Reporter, w: w, skipped: map[string]bool{}}, nil
+	if opts.Remote == nil && opts.Fleet != nil {
+		if opts.Fleet.Procs < 1 || opts.Fleet.Procs > MaxProcs {
+			return nil, bad("--procs %d: want 1 to %d", opts.Fleet.Procs, MaxProcs)
+		}
+		if opts.Fleet.Nets != nil && len(opts.Fleet.Nets) != opts.Fleet.Procs {
+			return nil, bad("%d network conditions for %d processes", len(opts.Fleet.Nets), opts.Fleet.Procs)
+		}
+		r := &remote{f: opts.Fleet, tgt: tgt, spec: spec, ref: opts.Referee, rep: s.rep}
+		s.opts.Remote = r.run
+	}
+	return s, nil
 }
 
 // Run runs every driver of spec spec.Repeat times against tgt, interleaved and rotating the order
@@ -206,4 +227,34 @@ func (s *Session) where(st Step) string {
 		w += fmt.Sprintf(" round %d/%d", st.Round, s.spec.rounds())
 	}
 	return w
+}
+
+// runWithReferee runs plan in this process with the session's referee: its workers mark their
+// critical sections there, and the run's count is read back from it.
+func (s *Session) runWithReferee(ctx context.Context, plan workloads.Plan) (results.Run, error) {
+	ref := s.opts.Referee
+	runID := collect.NewRunID()
+	mark, err := ref.open(ctx, runID, ProcessName(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer mark.Close()
+	plan.Config.Referee = mark
+	res, err := ref.openResource(ctx, runID, ProcessName(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	if res != nil {
+		defer res.Close()
+		plan.Config.Resource = res
+	}
+	run, err := workloads.Run(ctx, plan)
+	if err != nil {
+		return run, err
+	}
+	run.Referee = mark.Result()
+	cfg := plan.Config
+	cfg.Fill()
+	ref.settle(ctx, runID, cfg.Keys, &run, s.rep)
+	return run, nil
 }

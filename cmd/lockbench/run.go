@@ -459,21 +459,21 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	file.Placement = f.pin.placement
-	r := &runner{f: f, tgt: tgt, ui: ui}
-	if f.referee.addr != "" {
+	opts := bench.Options{Reporter: ui, File: file, Metrics: f.metrics.runMetrics, Fleet: f.fleetSpec(f.metrics.served)}
+	if rs := f.refereeSpec(); rs != nil {
 		// Before anything is measured: a referee on the deployment under test is refused.
-		ref, err := startReferee(ctx, f, tgt, ui)
+		ref, err := bench.StartReferee(ctx, tgt.Target, *rs, ui)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockbench run: --referee: %v\n", err)
-			if errors.Is(err, errRefereeInput) {
+			if errors.Is(err, bench.ErrBadSpec) {
 				return exitUsage
 			}
 			return exitFailure
 		}
-		defer ref.close()
-		r.referee = ref
+		defer ref.Close()
+		opts.Referee = ref
 	}
-	res, err := bench.Run(ctx, tgt.Target, f.benchSpec(), r.options(file))
+	res, err := bench.Run(ctx, tgt.Target, f.benchSpec(), opts)
 	if err != nil {
 		// The workload refused the configuration (said above), or flags let through a spec
 		// bench refuses: usage errors either way.
