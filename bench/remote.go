@@ -84,8 +84,7 @@ func (r *remote) run(ctx context.Context, rm *Remote) (results.Run, error) {
 // worker is the spec of process index of a run of driver in round, without the parts RunShared
 // and generators.Run fill (the start time, output, arena).
 func (r *remote) worker(driver string, round, index int, addrs []string, clockMode string) WorkerSpec {
-	cfg := r.spec.Config
-	cfg.Fill()
+	cfg := r.spec.Config // not filled here: Filled keeps an explicit "none" (no warm-up) apart from the default
 	if cfg.Rate > 0 {
 		// The one place a run's settings are divided over its processes: an open loop's rate R
 		// gives each process R/procs, so that together they arrive at R. Each process seeds its

@@ -121,6 +121,9 @@ func TestFleetWorkersGetNoPassword(t *testing.T) {
 		w.CPUProfile != want.CPUProfile || w.Procs != 2 || w.Index != 1 || w.Referee != want.Referee || !slices.Equal(w.Addrs, []string{"redis://@" + srv.Addr()}) {
 		t.Errorf("process 1's spec %+v\nwant half the rate, its own net, gen2's stall, its profile, the addresses without passwords", w)
 	}
+	if got := w.Filled().Config.Warmup; got != -1 {
+		t.Errorf("the spec's --warmup 0s reaches the processes as warm-up %v; want none (-1)", got)
+	}
 	if w0 := r.worker("lockcore", 2, 0, r.childAddrs(), ClockRedis); len(w0.Stalls) != 0 || w0.Net != "" {
 		t.Errorf("process 0: stalls %v, net %q; want none", w0.Stalls, w0.Net)
 	}
