@@ -11,7 +11,6 @@ import (
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/crosscheck"
 	"github.com/lockbench/lockbench/drivers"
-	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/netem"
@@ -65,6 +64,9 @@ const storeTimeout = 30 * time.Second
 // in use): nothing was measured. Other errors are failures (a deployment that does not answer,
 // a result that could not be handed back). A run that ran and failed is WorkerResult.Failed.
 func Work(ctx context.Context, w WorkerSpec, opts WorkerOptions) (*WorkerResult, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
 	w = w.Filled()
 	rep := opts.Reporter
 	if rep == nil {
@@ -152,10 +154,8 @@ func Work(ctx context.Context, w WorkerSpec, opts WorkerOptions) (*WorkerResult,
 // stall of generator Index+1.
 func (w WorkerSpec) stallPlan() []workloads.Stall {
 	var out []workloads.Stall
-	for _, s := range w.Stalls {
-		node := faults.Node{Role: faults.RoleGen, N: w.Index + 1}
-		out = append(out, workloads.Stall{At: s.At, For: s.For, Node: node.String(),
-			Spec: fmt.Sprintf("%s:%s@%s", faults.Stall, node, s)})
+	for _, f := range w.stallFaults() {
+		out = append(out, workloads.Stall{At: f.At, For: f.For, Node: f.Node.String(), Spec: f.Spec})
 	}
 	return out
 }

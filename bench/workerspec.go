@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -245,4 +247,45 @@ func (w WorkerSpec) Args() []string {
 	opt("cpuprofile", w.CPUProfile)
 	opt("trace", w.Trace)
 	return args
+}
+
+// Validate returns what is wrong with w, as an error wrapping ErrBadSpec, or nil: the process's
+// place in the run, its clock, its stalls (as lockbench run checks --fault stall:genN, this
+// process being gen Index+1), the deployment's addresses, and the driver, workload and
+// configuration as Spec.Validate checks them. The messages name the lockbench worker flags that
+// set each field.
+func (w WorkerSpec) Validate() error {
+	w = w.Filled()
+	switch {
+	case w.Procs > MaxProcs:
+		return bad("--procs %d: want 1 to %d", w.Procs, MaxProcs)
+	case w.Clock != ClockRedis && w.Clock != ClockLocal:
+		return bad("--clock %q: want %s or %s", w.Clock, ClockRedis, ClockLocal)
+	case w.Index < 0 || w.Index >= w.Procs:
+		return bad("--index %d: want 0 to %d (--procs %d)", w.Index, w.Procs-1, w.Procs)
+	case len(w.Addrs) == 0:
+		return bad("a worker attaches to a running deployment: give its --addr (and --topology)")
+	case w.Referee.Addr != "" && w.RunID == "":
+		return bad("--referee needs --run ID: every process of the run marks its holders under the run's id")
+	case w.Collect.Addr != "" && w.RunID == "":
+		return bad("--collect needs --run ID: the id every worker of the run shares, for lockbench merge --from ADDR --run ID")
+	case w.Resource != "" && w.Referee.Addr == "":
+		return bad("--resource needs --referee ADDR: the resource is kept on the run's referee")
+	}
+	if fs := w.stallFaults(); len(fs) > 0 {
+		if err := faults.Validate(fs, faults.Layout{Procs: w.Procs, Duration: w.Config.Duration}); err != nil {
+			return bad("--stall: %v", err)
+		}
+	}
+	return Spec{Drivers: []string{w.Driver}, Workload: w.Workload, Config: w.Config, Lease: w.Lease}.Validate()
+}
+
+// stallFaults are w's stalls as the faults lockbench run gives generator Index+1.
+func (w WorkerSpec) stallFaults() []faults.Fault {
+	var out []faults.Fault
+	node := faults.Node{Role: faults.RoleGen, N: w.Index + 1}
+	for _, s := range w.Stalls {
+		out = append(out, faults.Fault{Spec: fmt.Sprintf("%s:%s@%s", faults.Stall, node, s), Action: faults.Stall, Node: node, At: s.At, For: s.For})
+	}
+	return out
 }

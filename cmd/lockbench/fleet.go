@@ -11,7 +11,6 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/netem"
-	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -46,9 +45,8 @@ type fleetFlags struct {
 
 	startAtText string
 	slotEnv     string   // --task-slot-env
-	stalls      []string // the worker's --stall AT+FOR
-	// stallPlan is stalls as the workload carries them out (workloads.Plan.Stalls).
-	stallPlan []workloads.Stall
+	stallTexts  []string // the worker's --stall AT+FOR
+	stalls      []bench.Stall
 	// procNets is run's --net-proc I:SPEC, procNet the conditions it gives process I (over
 	// --net); fleetNet is the worker's --fleet-net, the whole fleet's conditions as its result
 	// records them (see netOfFleet).
@@ -74,10 +72,12 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
-	fs.StringArrayVar(&ff.stalls, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
+	fs.StringArrayVar(&ff.stallTexts, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
 }
 
-// checkFleetFlags returns what is wrong with the fleet flags, or "".
+// checkFleetFlags returns what is wrong with the fleet flags, or "": run's --procs and
+// --net-proc; the worker's flags as they are written (a task slot, a time, AT+FOR), then the
+// spec they make (bench.WorkerSpec.Validate), then what a worker does not do.
 func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	ff := &f.fleet
 	if ff.procs < 1 || ff.procs > maxProcs {
@@ -85,9 +85,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	}
 	if cmd == cmdRun {
 		return checkProcNets(ff)
-	}
-	if ff.clock != clockRedis && ff.clock != clockLocal {
-		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
 	}
 	if ff.slotEnv != "" {
 		// Swarm expands templates in a service's environment, not in its command, and counts
@@ -102,12 +99,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 		ff.index = slot - 1
 	}
-	if ff.index < 0 || ff.index >= ff.procs {
-		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)
-	}
-	if msg := checkWorkerStalls(f); msg != "" {
-		return msg
-	}
 	if ff.startAtText != "" {
 		t, err := parseStartAt(ff.startAtText)
 		if err != nil {
@@ -115,9 +106,17 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 		ff.startAt = t
 	}
+	for _, v := range ff.stallTexts {
+		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
+		if err != nil {
+			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
+		}
+		ff.stalls = append(ff.stalls, bench.Stall{At: flt.At, For: flt.For})
+	}
+	if err := f.workerSpec().Validate(); err != nil {
+		return err.Error()
+	}
 	switch {
-	case len(f.addrs) == 0:
-		return "a worker attaches to a running deployment: give its --addr (and --topology)"
 	case len(f.drivers) != 1:
 		return fmt.Sprintf("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(f.drivers), strings.Join(f.drivers, ","))
 	case f.repeat != 1:
@@ -126,28 +125,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
 	case fs.Changed("provider") || fs.Changed("image"):
 		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
-	}
-	return ""
-}
-
-// checkWorkerStalls reads the worker's --stall flags into its workload's stalls, checked as
-// lockbench run checks --fault stall:genN (this process is gen index+1). It returns what is
-// wrong, or "".
-func checkWorkerStalls(f *runFlags) string {
-	ff := &f.fleet
-	var fs []faults.Fault
-	for _, v := range ff.stalls {
-		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
-		if err != nil {
-			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
-		}
-		fs = append(fs, flt)
-	}
-	if err := faults.Validate(fs, faults.Layout{Procs: ff.procs, Duration: f.cfg.Duration}); err != nil {
-		return "--stall: " + err.Error()
-	}
-	for _, flt := range fs {
-		ff.stallPlan = append(ff.stallPlan, workloads.Stall{At: flt.At, For: flt.For, Spec: flt.Spec, Node: flt.Node.String()})
 	}
 	return ""
 }

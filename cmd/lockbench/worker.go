@@ -91,9 +91,7 @@ func (f *runFlags) workerSpec() bench.WorkerSpec {
 		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
 		CPUProfile: f.cpuprof,
 		Trace:      f.tracefile,
-	}
-	for _, s := range ff.stallPlan {
-		w.Stalls = append(w.Stalls, bench.Stall{At: s.At, For: s.For})
+		Stalls:     ff.stalls,
 	}
 	return w.Filled()
 }
