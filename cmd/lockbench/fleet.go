@@ -204,3 +204,36 @@ func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
 	}
 	return fl
 }
+
+// workerSpec is the spec of the worker the flags describe (lockbench worker's flags).
+func (f *runFlags) workerSpec() bench.WorkerSpec {
+	ff := f.fleet
+	w := bench.WorkerSpec{
+		Driver:     f.drivers[0],
+		Workload:   f.workload,
+		Config:     f.cfg,
+		Lease:      f.lease,
+		Topology:   f.spec,
+		Addrs:      f.addrs,
+		Conn:       f.conn.opt,
+		Procs:      ff.procs,
+		Index:      ff.index,
+		StartAt:    ff.startAt,
+		Clock:      ff.clock,
+		Output:     ff.output,
+		Out:        f.out,
+		NoResults:  f.noResults,
+		Arena:      ff.arena,
+		Net:        f.net.String(),
+		FleetNet:   ff.fleetNet,
+		RunID:      f.collect.runID,
+		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
+		Referee:    bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile},
+		Resource:   f.resource.kind,
+		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
+		CPUProfile: f.cpuprof,
+		Trace:      f.tracefile,
+		Stalls:     ff.stalls,
+	}
+	return w.Filled()
+}
