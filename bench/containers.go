@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -116,4 +118,24 @@ func (r *remote) runContainers(ctx context.Context, rm *Remote) (results.Run, er
 		}
 	}
 	return run, nil
+}
+
+// OnLoopback reports whether addr (host:port, or a redis:// or rediss:// URL) is on this host's
+// loopback, which a generator container, in a network namespace of its own, cannot reach.
+func OnLoopback(addr string) bool {
+	host := addr
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		if err != nil {
+			return false
+		}
+		host = u.Hostname()
+	} else if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/generators"
 	"github.com/spf13/pflag"
@@ -72,13 +71,13 @@ func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 		f.referee.addr = refereeNative
 	}
 	switch {
-	case f.referee.addr != refereeNative && isLoopbackHost(addrHost(f.referee.addr)):
+	case f.referee.addr != refereeNative && bench.OnLoopback(f.referee.addr):
 		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
-	case f.collect.addr != "" && isLoopbackHost(addrHost(f.collect.addr)):
+	case f.collect.addr != "" && bench.OnLoopback(f.collect.addr):
 		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
 	}
 	for _, a := range f.addrs {
-		if host := addrHost(a); isLoopbackHost(host) {
+		if bench.OnLoopback(a) {
 			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
 		}
 	}
@@ -106,29 +105,6 @@ func (g *generatorFlags) nativeHost() string {
 		return ""
 	}
 	return g.network.Gateway
-}
-
-// addrHost returns the host of an --addr: host:port, or a redis:// or rediss:// URL.
-func addrHost(a string) string {
-	if strings.Contains(a, "://") {
-		if u, err := url.Parse(a); err == nil {
-			return u.Hostname()
-		}
-		return ""
-	}
-	host, _, err := net.SplitHostPort(a)
-	if err != nil {
-		return a
-	}
-	return host
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // startNetwork creates the generators' own network (see generatorFlags.network) and returns a
