@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/target"
 )
 
 // WriteSummary writes the human summary of runs to w, as lockbench run prints it: the table
@@ -66,4 +68,19 @@ func WriteFiles(dir string, file *results.File, rep Reporter) error {
 		rep.Line("HDR percentiles and 1 s interval logs: %s", base+"-*.hgrm, -*.hlog")
 	}
 	return nil
+}
+
+// Describe records in file what a session runs against (Redis's version, the topology, the
+// deployment's settings as the preflight read them, for concurrency workers) and, on a
+// deployment lockbench attached to, says on rep what in it makes locks unsafe: the private
+// servers lockbench starts are not for keeping locks.
+func Describe(ctx context.Context, tgt *target.Target, file *results.File, concurrency int, rep Reporter) {
+	file.RedisVersion = tgt.RedisVersion(ctx)
+	file.Topology = tgt.Info()
+	file.Deployment = tgt.Deployment(ctx, concurrency)
+	if tgt.Attached() && file.Deployment != nil {
+		for _, w := range file.Deployment.Warnings {
+			rep.Line("warning: %s", w)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // A session's result goes to the files lockbench run writes (result, benchstat lines, HDR
@@ -39,5 +41,21 @@ func TestWriteFilesAndSummary(t *testing.T) {
 		if !strings.Contains(out.String(), d) {
 			t.Errorf("summary lacks %q:\n%s", d, out.String())
 		}
+	}
+}
+
+// The file records what the session ran against; a topology lockbench started gets no warning
+// about keeping locks, which its private servers are not for.
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	tg := openSingle(t)
+	file := &results.File{}
+	rep := &lines{}
+	Describe(t.Context(), tg, file, 8, rep)
+	if file.RedisVersion == "" || file.Topology == nil || file.Deployment == nil || len(file.Deployment.Nodes) != 1 {
+		t.Errorf("version %q, topology %+v, deployment %+v; want the server described", file.RedisVersion, file.Topology, file.Deployment)
+	}
+	if rep.String() != "" {
+		t.Errorf("lines %q for a started topology; want none", rep)
 	}
 }

@@ -449,14 +449,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return code // before anything ran or was deleted
 	}
-	file.RedisVersion = tgt.RedisVersion(ctx)
-	file.Topology = tgt.Info()
-	file.Deployment = tgt.Deployment(ctx, f.cfg.Concurrency)
-	if tgt.Attached() { // the private servers lockbench starts are not for keeping locks
-		for _, w := range file.Deployment.Warnings {
-			ui.line("warning: %s", w)
-		}
-	}
+	bench.Describe(ctx, tgt.Target, file, f.cfg.Concurrency, ui)
 	file.Placement = f.pin.placement
 	opts := bench.Options{Reporter: ui, File: file, Metrics: f.metrics.runMetrics, Fleet: f.fleetSpec(f.metrics.served)}
 	if rs := f.refereeSpec(); rs != nil {
