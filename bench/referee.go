@@ -7,12 +7,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/referee"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // NativeReferee is the RefereeSpec address of a referee the session starts itself: a
@@ -204,4 +206,41 @@ func (r *Referee) Close() {
 func ProcessName(index int) string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("p%d@%s:%d", index, host, os.Getpid())
+}
+
+// runHere is the Options.RunHere of a session with referee r: plan runs in this process, its
+// workers mark their critical sections on r, and the run's count is read back from it.
+func (r *Referee) runHere(rep Reporter) func(ctx context.Context, plan workloads.Plan) (results.Run, error) {
+	return func(ctx context.Context, plan workloads.Plan) (results.Run, error) {
+		return r.run(ctx, plan, rep)
+	}
+}
+
+// run runs plan in this process with r; see runHere.
+func (r *Referee) run(ctx context.Context, plan workloads.Plan, rep Reporter) (results.Run, error) {
+	ref := r
+	runID := collect.NewRunID()
+	mark, err := ref.open(ctx, runID, ProcessName(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	defer mark.Close()
+	plan.Config.Referee = mark
+	res, err := ref.openResource(ctx, runID, ProcessName(0))
+	if err != nil {
+		return results.Run{}, err
+	}
+	if res != nil {
+		defer res.Close()
+		plan.Config.Resource = res
+	}
+	run, err := workloads.Run(ctx, plan)
+	if err != nil {
+		return run, err
+	}
+	run.Referee = mark.Result()
+	cfg := plan.Config
+	cfg.Fill()
+	ref.settle(ctx, runID, cfg.Keys, &run, rep)
+	return run, nil
 }

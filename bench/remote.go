@@ -15,9 +15,6 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// MaxProcs bounds Fleet.Procs: each process is a Go runtime with its own clients.
-const MaxProcs = 256
-
 // Fleet is how a session's runs are made by generator processes apart from this one (lockbench
 // run --procs, --generators docker): each a 'lockbench worker' (WorkerSpec) attached to the
 // session's target, all starting at one time by the deployment's clock, their results merged
@@ -70,15 +67,6 @@ type remote struct {
 	ref  *Referee
 	rep  Reporter
 	runs int // runs started so far, to name their processes' profiles
-}
-
-// run makes one run of rm's driver with the fleet and returns the merged run.
-func (r *remote) run(ctx context.Context, rm *Remote) (results.Run, error) {
-	r.runs++
-	if r.f.Docker != nil {
-		return r.runContainers(ctx, rm)
-	}
-	return r.runProcs(ctx, rm)
 }
 
 // worker is the spec of process index of a run of driver in round, without the parts RunShared

@@ -25,6 +25,10 @@ const (
 	ClockLocal = results.ClockLocal
 )
 
+// MaxProcs bounds the processes of a run (WorkerSpec.Procs, Fleet.Procs): each is a Go runtime
+// with its own clients.
+const MaxProcs = 256
+
 // DefaultOut is the directory a worker writes its result file in when it has no Output.
 const DefaultOut = "results"
 
