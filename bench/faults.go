@@ -99,45 +99,6 @@ func (fr *FaultRun) record(run *results.Run) {
 	}
 }
 
-// withFaults sets plan's timeline interval and, when there are faults, what carries them out in
-// this process during the measured phase: the stalls of gen1 go to the workload, the others to
-// a schedule that ends with the phase (or with ctx), resuming whatever it paused. The returned
-// FaultRun records what the faults did once the run is done; runs made by several processes
-// (Options.Remote) schedule their faults with it themselves.
-func (s *Session) withFaults(ctx context.Context, plan *workloads.Plan) *FaultRun {
-	plan.TimelineInterval = s.spec.TimelineInterval
-	fr := &FaultRun{faults: s.spec.Faults}
-	if len(fr.faults) == 0 {
-		return fr
-	}
-	if runs := s.spec.rounds() * len(s.spec.Drivers); runs > 1 && !s.faultNoted {
-		s.faultNoted = true
-		if n := staysDown(fr.faults); n != "" {
-			s.rep.Line("note: the faults run in each of the %d runs, and nothing is restored between them: %s killed in one run stays down in the next unless a restart brings it back", runs, n)
-		}
-	}
-	if s.opts.Remote != nil {
-		return fr // the generator processes measure: see Options.Remote
-	}
-	fr.watch = results.NewGrantWatch(len(fr.faults))
-	plan.Grants = fr.watch
-	plan.Stalls = fr.stalls(1)
-	if sched, _ := fr.Scheduled(); len(sched) == 0 {
-		return fr
-	}
-	sch := ServerSchedule(s.tgt)
-	plan.Measure = func(start time.Time) func() {
-		sctx, cancel := context.WithDeadline(ctx, start.Add(plan.Config.Duration))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			fr.RunSchedule(sctx, &sch, start)
-		}()
-		return func() { cancel(); <-done }
-	}
-	return fr
-}
-
 // ServerSchedule is a fault schedule's deployment side for t: what kill, pause, restart and
 // failover act on, the --net proxy partitions go through, and the Docker sentinel topology
 // isolate faults go through. Its Faults, Clients and OnFire are the caller's to set.

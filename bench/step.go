@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/drivers"
@@ -12,39 +13,6 @@ import (
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 )
-
-// Step is one run of a session: which driver, where it stands in the session, and what a sweep
-// changes for it.
-type Step struct {
-	Driver string
-	// Round is the run's round, 1-based; Seq its place among Total runs, for progress lines.
-	Round, Seq, Total int
-	// Index is a sweep's step, for the metrics' labels; 0 outside a sweep.
-	Index int
-	// Concurrency and Rate, when not zero, replace the spec's for this run (a sweep's load).
-	Concurrency int
-	Rate        float64
-	// Abort, if set, replaces the spec's AbortOnFail check: a non-empty answer stops the
-	// measured phase with that reason (a sweep's SLO).
-	Abort func(driver string, l workloads.Live) string
-}
-
-// Outcome is what became of one run.
-type Outcome struct {
-	// Run is the run as the result file records it; nil when it did not run (skipped, refused,
-	// could not start).
-	Run *results.Run
-	// Skip is set when the driver cannot do this (drivers.ErrUnsupported): not a failure; later
-	// rounds of the session leave the driver out.
-	Skip *results.Skip
-	// Failed: the run could not run, or counted errors, violations, a stall, refusals, no
-	// acquisition, or a failed fault.
-	Failed bool
-	// BadConfig: the workload refused the configuration (workloads.ErrBadConfig), a usage error.
-	BadConfig bool
-	// Aborted: the run was stopped early by its live check (Run.Aborted says why).
-	Aborted bool
-}
 
 // RunOne runs one step as lockbench run runs each run: cleans the keyspace, starts a fresh
 // client, warms up, measures, audits and judges. The error is the run's when it could not run
@@ -211,4 +179,52 @@ func SkipReason(name string, err error) string {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
+}
+
+// withFaults sets plan's timeline interval and, when there are faults, what carries them out in
+// this process during the measured phase: the stalls of gen1 go to the workload, the others to
+// a schedule that ends with the phase (or with ctx), resuming whatever it paused. The returned
+// FaultRun records what the faults did once the run is done; runs made by several processes
+// (Options.Remote) schedule their faults with it themselves.
+func (s *Session) withFaults(ctx context.Context, plan *workloads.Plan) *FaultRun {
+	plan.TimelineInterval = s.spec.TimelineInterval
+	fr := &FaultRun{faults: s.spec.Faults}
+	if len(fr.faults) == 0 {
+		return fr
+	}
+	if runs := s.spec.rounds() * len(s.spec.Drivers); runs > 1 && !s.faultNoted {
+		s.faultNoted = true
+		if n := staysDown(fr.faults); n != "" {
+			s.rep.Line("note: the faults run in each of the %d runs, and nothing is restored between them: %s killed in one run stays down in the next unless a restart brings it back", runs, n)
+		}
+	}
+	if s.opts.Remote != nil {
+		return fr // the generator processes measure: see Options.Remote
+	}
+	fr.watch = results.NewGrantWatch(len(fr.faults))
+	plan.Grants = fr.watch
+	plan.Stalls = fr.stalls(1)
+	if sched, _ := fr.Scheduled(); len(sched) == 0 {
+		return fr
+	}
+	sch := ServerSchedule(s.tgt)
+	plan.Measure = func(start time.Time) func() {
+		sctx, cancel := context.WithDeadline(ctx, start.Add(plan.Config.Duration))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			fr.RunSchedule(sctx, &sch, start)
+		}()
+		return func() { cancel(); <-done }
+	}
+	return fr
+}
+
+// where is the progress lines' name for a run: "[3/8]", with its round when there are several.
+func (s *Session) where(st Step) string {
+	w := fmt.Sprintf("[%d/%d]", st.Seq, st.Total)
+	if s.spec.rounds() > 1 {
+		w += fmt.Sprintf(" round %d/%d", st.Round, s.spec.rounds())
+	}
+	return w
 }

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -171,6 +172,16 @@ func TestFetchRefusesWhatIsNotOneRun(t *testing.T) {
 		if f != nil {
 			t.Errorf("%s: a merged file, for results that are not one run's", c.name)
 		}
+		// lockbench merge --from exits 2 for results that are not one run's: the input.
+		if bad := BadInput(err); bad != (c.want != ErrMissing) {
+			t.Errorf("%s: BadInput %v", c.name, bad)
+		}
+	}
+	// A store that does not answer is no bad input: it may answer later.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := Fetch(ctx, Options{Addr: "127.0.0.1:1"}, "r", 1, "test", nil); err == nil || BadInput(err) {
+		t.Errorf("a store that does not answer: %v, BadInput %v", err, BadInput(err))
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
 	"github.com/redis/rueidis"
 )
@@ -202,4 +204,18 @@ func Remove(ctx context.Context, opt Options, runID string) error {
 	}
 	defer s.Close()
 	return s.Delete(ctx, runID)
+}
+
+// BadInput reports whether err, from Fetch, is the caller's input rather than the store's
+// failing: an address or credentials the store refuses, or results that are not exactly one
+// run's (another run's, a process stored twice, damaged, of a different configuration). A
+// store that did not answer is not.
+func BadInput(err error) bool {
+	for _, e := range []error{ErrBadInput, ErrForeign, ErrDuplicate, ErrCorrupt,
+		results.ErrFleetMismatch, conn.ErrAuth, conn.ErrTLS, conn.ErrPermission, conn.ErrNotRedis} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

@@ -212,6 +212,9 @@ func (t *Target) Attached() bool { return t.provider == ProviderAttached }
 // Topology is the started or attached topology.
 func (t *Target) Topology() compose.Topology { return t.topo }
 
+// Spec is the deployment's shape as Open was given it (Kind filled in).
+func (t *Target) Spec() compose.Spec { return t.spec }
+
 // Description lists the deployment's nodes and their roles, as found when Open connected.
 func (t *Target) Description() compose.Description { return t.desc }
 

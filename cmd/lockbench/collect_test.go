@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/results"
@@ -39,7 +40,7 @@ func TestWorkersCollectedWithoutSharedVolume(t *testing.T) {
 		errb := &syncBuffer{}
 		// The password from collect's own variable, not the command line; processes 1 and 2
 		// have clocks 30 s ahead and behind (the test hook), as other machines' could be.
-		env := []string{collect.EnvPassword + "=c0llect", envClockSkew + "=" + skews[i].String()}
+		env := []string{collect.EnvPassword + "=c0llect", bench.EnvClockSkew + "=" + skews[i].String()}
 		workers = append(workers, lockbenchEnv(t, errb, env,
 			append([]string{"worker", "--index", strconv.Itoa(i), "--start-at", start}, config...)...))
 		errbs = append(errbs, errb)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,14 +9,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/collect"
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/fleet"
 	"github.com/lockbench/lockbench/netem"
-	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -28,8 +21,14 @@ const (
 	cmdSweep  = "sweep"
 )
 
-// maxProcs bounds --procs: each process is a Go runtime with its own clients.
-const maxProcs = 256
+// maxProcs bounds --procs and merge's --expect.
+const maxProcs = bench.MaxProcs
+
+// The worker's --clock: what its --start-at is read by.
+const (
+	clockRedis = bench.ClockRedis
+	clockLocal = bench.ClockLocal
+)
 
 // fleetFlags are run's --procs and the worker's own flags.
 type fleetFlags struct {
@@ -46,9 +45,8 @@ type fleetFlags struct {
 
 	startAtText string
 	slotEnv     string   // --task-slot-env
-	stalls      []string // the worker's --stall AT+FOR
-	// stallPlan is stalls as the workload carries them out (workloads.Plan.Stalls).
-	stallPlan []workloads.Stall
+	stallTexts  []string // the worker's --stall AT+FOR
+	stalls      []bench.Stall
 	// procNets is run's --net-proc I:SPEC, procNet the conditions it gives process I (over
 	// --net); fleetNet is the worker's --fleet-net, the whole fleet's conditions as its result
 	// records them (see netOfFleet).
@@ -74,10 +72,12 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
-	fs.StringArrayVar(&ff.stalls, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
+	fs.StringArrayVar(&ff.stallTexts, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
 }
 
-// checkFleetFlags returns what is wrong with the fleet flags, or "".
+// checkFleetFlags returns what is wrong with the fleet flags, or "": run's --procs and
+// --net-proc; the worker's flags as they are written (a task slot, a time, AT+FOR), then the
+// spec they make (bench.WorkerSpec.Validate), then what a worker does not do.
 func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	ff := &f.fleet
 	if ff.procs < 1 || ff.procs > maxProcs {
@@ -85,9 +85,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 	}
 	if cmd == cmdRun {
 		return checkProcNets(ff)
-	}
-	if ff.clock != clockRedis && ff.clock != clockLocal {
-		return fmt.Sprintf("--clock %q: want %s or %s", ff.clock, clockRedis, clockLocal)
 	}
 	if ff.slotEnv != "" {
 		// Swarm expands templates in a service's environment, not in its command, and counts
@@ -102,12 +99,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 		ff.index = slot - 1
 	}
-	if ff.index < 0 || ff.index >= ff.procs {
-		return fmt.Sprintf("--index %d: want 0 to %d (--procs %d)", ff.index, ff.procs-1, ff.procs)
-	}
-	if msg := checkWorkerStalls(f); msg != "" {
-		return msg
-	}
 	if ff.startAtText != "" {
 		t, err := parseStartAt(ff.startAtText)
 		if err != nil {
@@ -115,9 +106,17 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 		ff.startAt = t
 	}
+	for _, v := range ff.stallTexts {
+		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
+		if err != nil {
+			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
+		}
+		ff.stalls = append(ff.stalls, bench.Stall{At: flt.At, For: flt.For})
+	}
+	if err := f.workerSpec().Validate(); err != nil {
+		return err.Error()
+	}
 	switch {
-	case len(f.addrs) == 0:
-		return "a worker attaches to a running deployment: give its --addr (and --topology)"
 	case len(f.drivers) != 1:
 		return fmt.Sprintf("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(f.drivers), strings.Join(f.drivers, ","))
 	case f.repeat != 1:
@@ -126,28 +125,6 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
 	case fs.Changed("provider") || fs.Changed("image"):
 		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
-	}
-	return ""
-}
-
-// checkWorkerStalls reads the worker's --stall flags into its workload's stalls, checked as
-// lockbench run checks --fault stall:genN (this process is gen index+1). It returns what is
-// wrong, or "".
-func checkWorkerStalls(f *runFlags) string {
-	ff := &f.fleet
-	var fs []faults.Fault
-	for _, v := range ff.stalls {
-		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
-		if err != nil {
-			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
-		}
-		fs = append(fs, flt)
-	}
-	if err := faults.Validate(fs, faults.Layout{Procs: ff.procs, Duration: f.cfg.Duration}); err != nil {
-		return "--stall: " + err.Error()
-	}
-	for _, flt := range fs {
-		ff.stallPlan = append(ff.stallPlan, workloads.Stall{At: flt.At, For: flt.For, Spec: flt.Spec, Node: flt.Node.String()})
 	}
 	return ""
 }
@@ -171,191 +148,6 @@ func fleetHelp(cmd, runHelp string) string {
 		return runHelp
 	}
 	return workerHelp
-}
-
-// workerArgs is the command line of generator process index of a --procs run of driver: every
-// setting of f spelled out, so that the process runs exactly this configuration, attached to
-// the parent's deployment.
-func workerArgs(f *runFlags, addrs []string, masterName, driver string, index int, startAt time.Time, output, arena string) []string {
-	cfg := f.cfg
-	cfg.Fill() // explicit values: a child must not apply defaults of its own
-	args := []string{cmdWorker,
-		"--driver", driver,
-		"--workload", f.workload,
-		"--concurrency", strconv.Itoa(cfg.Concurrency),
-		"--keys", strconv.Itoa(cfg.Keys),
-		"--key-dist", cfg.KeyDist,
-		"--zipf-s", strconv.FormatFloat(cfg.ZipfS, 'g', -1, 64),
-		"--hold", cfg.Hold.String(),
-		"--read-ratio", strconv.FormatFloat(cfg.ReadRatio, 'g', -1, 64),
-		"--fanout", strconv.Itoa(cfg.Fanout),
-		"--duration", cfg.Duration.String(),
-		"--warmup", cfg.Warmup.String(),
-		"--seed", strconv.FormatInt(cfg.Seed, 10),
-		"--key-prefix", cfg.KeyPrefix,
-		"--lease", f.lease.String(),
-		"--topology", f.spec.String(),
-		"--addr", strings.Join(addrs, ","),
-		"--procs", strconv.Itoa(f.fleet.procs),
-		"--index", strconv.Itoa(index),
-		"--start-at", startAt.Format(time.RFC3339Nano),
-		"--output", output,
-	}
-	if f.spec.Kind == compose.KindSentinel {
-		args = append(args, "--master-name", masterName)
-	}
-	if arena != "" {
-		args = append(args, "--check-arena", arena)
-	}
-	if n := netOfProc(f, index); n != "" {
-		args = append(args, "--net", n) // each process puts the conditions on its own connections
-	}
-	if len(f.fleet.procNet) > 0 {
-		// Every share of the run records the same conditions, the whole fleet's, so that they
-		// merge; each process's own are in its fleet entry.
-		args = append(args, "--fleet-net", netOfFleet(f))
-	}
-	// The one place a run's settings are divided over its processes: an open loop's --rate R
-	// gives each process R/procs, so that together they arrive at R. Each process seeds its own
-	// schedule (see the seed above), so poisson arrivals stay independent; uniform ones all
-	// start at the common start time.
-	if cfg.Rate > 0 {
-		args = append(args,
-			"--rate", strconv.FormatFloat(cfg.Rate/float64(f.fleet.procs), 'g', -1, 64),
-			"--arrival", cfg.Arrival)
-	}
-	return args
-}
-
-// runProcs runs rm's driver as f.fleet.procs generator processes of this executable against the
-// target, and returns their merged run.
-func (r *runner) runProcs(ctx context.Context, rm *bench.Remote) (results.Run, error) {
-	f, ui := r.f, r.ui
-	driver, round, fr := rm.Driver, rm.Round, rm.Faults
-	exe, err := os.Executable()
-	if err != nil {
-		return results.Run{}, fmt.Errorf("cannot find this executable to start generator processes: %w", err)
-	}
-	cfg := f.cfg
-	cfg.Fill()
-	ui.line("%s: %d generator processes × %d workers", driver, f.fleet.procs, cfg.Concurrency)
-	r.procRuns++
-	seq := r.procRuns
-	if f.cpuprof != "" || f.tracefile != "" {
-		ui.line("profiles of the generator processes: %s", strings.Join(profileArgs(f, seq, driver, -1), " "))
-	}
-	runID := collect.NewRunID()
-	collectArgs, collectEnv, err := f.collect.childArgs(runID)
-	if err != nil {
-		return results.Run{}, err
-	}
-	if r.referee != nil {
-		refArgs, refEnv, err := r.referee.childArgs()
-		if err != nil {
-			return results.Run{}, err
-		}
-		collectArgs, collectEnv = append(collectArgs, refArgs...), append(collectEnv, refEnv...)
-	}
-	// The common start is set by the deployment's clock, which every process reads, not by
-	// this machine's, which processes elsewhere do not share.
-	clockMode := clockLocal
-	est, source, ok := r.tgt.measureClock(ctx, ui)
-	if ok {
-		clockMode = clockRedis
-		ui.line("%s: %s", driver, describeClock(est, source))
-	}
-	children := &fleet.Children{}
-	local := func(t time.Time) time.Time { return t }
-	if ok {
-		local = est.Local
-	}
-	cf := r.clientFaults(ctx, fr, procClients{children}, local) // run_clientfaults.go
-	if cf != nil {
-		defer cf.wait()
-	}
-	shared := fleet.Shared{
-		Procs: fleet.Procs{
-			Path:     exe,
-			N:        f.fleet.procs,
-			Stderr:   ui,
-			Started:  func(i, pid int) { ui.line("process %d: pid %d", i, pid) },
-			Env:      append(f.conn.settings.Env(), collectEnv...), // passwords: never on a command line
-			Children: children,
-		},
-		WorkerArgs: func(i int, startAt time.Time, output, arena string) []string {
-			addrs := r.tgt.Topology().Addrs()
-			if f.conn.settings != nil {
-				addrs = f.conn.settings.ChildAddrs() // as given (URLs, sockets), without a password
-			}
-			args := workerArgs(f, addrs, r.tgt.MasterName(), driver, i, startAt, output, arena)
-			args = append(args, "--clock", clockMode)
-			args = append(args, collectArgs...)
-			args = append(args, f.conn.child...)
-			args = append(args, f.metrics.childArgs(i, round)...)
-			args = append(args, stallArgs(f.faultFlags.faults, i)...)
-			return append(args, profileArgs(f, seq, driver, i)...)
-		},
-		Keys: cfg.Keys,
-		Warn: ui.line,
-	}
-	if ok {
-		shared.Now = est.Now
-	}
-	if cf != nil {
-		shared.OnStart = cf.onStart
-	}
-	if f.collect.addr != "" {
-		ui.line("%s: results collected on %s, run %s", driver, conn.RedactURL(f.collect.addr), runID)
-		shared.Gather = func(ctx context.Context) (*results.File, error) {
-			file, err := collect.Fetch(ctx, f.collect.options(), runID, f.fleet.procs, version, nil)
-			// Merged into this run's file: the store (maybe the deployment itself, which the
-			// audit scans) keeps nothing of the run.
-			if rerr := collect.Remove(ctx, f.collect.options(), runID); rerr != nil {
-				ui.line("results of run %s left on %s until they expire: %v", runID, conn.RedactURL(f.collect.addr), rerr)
-			}
-			return file, err
-		}
-	}
-	run, exits, err := fleet.RunShared(ctx, shared)
-	if cf != nil {
-		cf.wait() // the processes have ended: nothing is left stopped
-	}
-	for _, e := range exits {
-		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
-			ui.line("%v", e)
-		}
-	}
-	if err != nil {
-		return run, err
-	}
-	rm.Failed = r.afterFleet(ctx, driver, runID, &run)
-	run.Net = netOfFleet(f)
-	return run, nil
-}
-
-// afterFleet ends a run made by several processes (--procs, --generators docker) once their
-// results are merged into run: it settles the referee's count and says what the merge warned of
-// or lost. It reports whether the run failed for a lost process.
-func (r *runner) afterFleet(ctx context.Context, driver, runID string, run *results.Run) (failed bool) {
-	run.TopologySpec = r.f.spec.String()
-	if r.referee != nil {
-		r.referee.settle(ctx, runID, r.f.cfg.Keys, run, r.ui)
-	}
-	for _, w := range run.Fleet.Warnings {
-		r.ui.line("warning: %s: %s", driver, w)
-	}
-	if len(run.Fleet.Lost) > 0 {
-		// A lost process is a failed run, even when the others measured cleanly.
-		r.ui.line("lockbench run: %s: %s", driver, run.Incomplete)
-		return true
-	}
-	return false
-}
-
-// Write lets the processes' stderr through the progress UI, line by line.
-func (u *progressUI) Write(b []byte) (int, error) {
-	u.line("%s", strings.TrimSuffix(string(b), "\n"))
-	return len(b), nil
 }
 
 const workerHelp = `
@@ -386,22 +178,62 @@ on a separate Redis, which counts two holders at once (see docs/procs.md).
 Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
 `
 
-// profileArgs gives generator process index of the seq-th --procs run the --cpuprofile and
-// --trace flags of f, each with a path of its own: the parent's profile shows the parent, which
-// only supervises, while the lock traffic is in the processes. Index -1 gives the pattern, for
-// the progress line.
-func profileArgs(f *runFlags, seq int, driver string, index int) []string {
-	p := "N"
-	if index >= 0 {
-		p = strconv.Itoa(index)
+// fleet is the generator processes the flags ask for (--procs, --generators docker), or nil
+// for runs in this process alone. metrics is where the processes serve theirs.
+func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
+	if f.fleet.procs < 2 && !f.gens.docker() {
+		return nil
 	}
-	suffix := fmt.Sprintf(".run%d.%s.p%s", seq, strings.NewReplacer(":", "_", "=", "-", "/", "_", ",", "_").Replace(driver), p)
-	var args []string
-	if f.cpuprof != "" {
-		args = append(args, "--cpuprofile", f.cpuprof+suffix)
+	fl := &bench.Fleet{
+		Procs:      f.fleet.procs,
+		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
+		Conn:       f.conn.opt,
+		CPUProfile: f.cpuprof,
+		Trace:      f.tracefile,
+		Metrics:    metrics,
+		Version:    version,
 	}
-	if f.tracefile != "" {
-		args = append(args, "--trace", f.tracefile+suffix)
+	if len(f.fleet.procNet) > 0 {
+		fl.Nets = make([]string, f.fleet.procs)
+		for i := range fl.Nets {
+			fl.Nets[i] = netOfProc(f, i)
+		}
 	}
-	return args
+	if f.gens.docker() {
+		fl.Docker = &bench.Docker{Image: f.gens.image, CPUs: f.gens.cpus, Network: f.gens.network}
+	}
+	return fl
+}
+
+// workerSpec is the spec of the worker the flags describe (lockbench worker's flags).
+func (f *runFlags) workerSpec() bench.WorkerSpec {
+	ff := f.fleet
+	w := bench.WorkerSpec{
+		Driver:     f.drivers[0],
+		Workload:   f.workload,
+		Config:     f.cfg,
+		Lease:      f.lease,
+		Topology:   f.spec,
+		Addrs:      f.addrs,
+		Conn:       f.conn.opt,
+		Procs:      ff.procs,
+		Index:      ff.index,
+		StartAt:    ff.startAt,
+		Clock:      ff.clock,
+		Output:     ff.output,
+		Out:        f.out,
+		NoResults:  f.noResults,
+		Arena:      ff.arena,
+		Net:        f.net.String(),
+		FleetNet:   ff.fleetNet,
+		RunID:      f.collect.runID,
+		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
+		Referee:    bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile},
+		Resource:   f.resource.kind,
+		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
+		CPUProfile: f.cpuprof,
+		Trace:      f.tracefile,
+		Stalls:     ff.stalls,
+	}
+	return w.Filled()
 }

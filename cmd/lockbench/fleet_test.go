@@ -327,40 +327,6 @@ func jsonKeys(t *testing.T, r *results.Run) []string {
 	return keys
 }
 
-func TestWorkerArgsRoundTrip(t *testing.T) {
-	t.Parallel()
-	var sink bytes.Buffer
-	f, code, ok := parseRunFlags([]string{"--procs", "4", "--driver", "lockcore:handoff=0", "--workload", "rw", "--read-ratio", "0",
-		"--warmup", "0s", "--hold", "1ms", "--keys", "50", "--key-dist", "zipf", "--zipf-s", "1.3", "--seed", "7",
-		"--lease", "2s", "--topology", "sentinel", "--master-name", "orders", "--duration", "3s", "--concurrency", "5"}, &sink, &sink)
-	if !ok {
-		t.Fatalf("parse: exit %d: %s", code, sink.String())
-	}
-	start := time.Date(2026, 11, 23, 12, 0, 0, 123, time.UTC)
-	args := workerArgs(f, []string{"10.0.0.1:26379", "10.0.0.2:26379"}, "orders", "lockcore:handoff=0", 2, start, "/out/p2.json", "/dev/shm/a")
-	if args[0] != cmdWorker {
-		t.Fatalf("args start with %q", args[0])
-	}
-	w, code, ok := parseRunFlagsAs(cmdWorker, args[1:], &sink, &sink)
-	if !ok {
-		t.Fatalf("the worker refuses the args the parent passes: exit %d: %s\n%q", code, sink.String(), args)
-	}
-	want, got := f.cfg, w.cfg
-	want.Fill()
-	got.Fill()
-	if want != got {
-		t.Errorf("worker config %+v, want the parent's %+v", got, want)
-	}
-	if w.workload != "rw" || w.lease != f.lease || w.spec != f.spec || !slices.Equal(w.drivers, []string{"lockcore:handoff=0"}) ||
-		!slices.Equal(w.addrs, []string{"10.0.0.1:26379", "10.0.0.2:26379"}) {
-		t.Errorf("worker workload %s lease %v spec %+v drivers %v addrs %v", w.workload, w.lease, w.spec, w.drivers, w.addrs)
-	}
-	ff := w.fleet
-	if ff.procs != 4 || ff.index != 2 || !ff.startAt.Equal(start) || ff.output != "/out/p2.json" || ff.arena != "/dev/shm/a" {
-		t.Errorf("worker fleet flags %+v", ff)
-	}
-}
-
 func TestFleetBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -131,7 +131,7 @@ func mergeFrom(opt collect.Options, runID string, expect int, command []string, 
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "lockbench merge: interrupted; nothing written")
 		return nil, exitInterrupted, nil
-	case err != nil && !badCollection(err):
+	case err != nil && !collect.BadInput(err):
 		fmt.Fprintf(stderr, "lockbench merge: %v\n", conn.RedactURL(err.Error()))
 		return nil, exitFailure, nil // the store did not answer: nothing wrong with the input
 	case err != nil:
@@ -154,19 +154,6 @@ func addFiles(g *results.FileMerger, paths []string) error {
 		}
 	}
 	return nil
-}
-
-// badCollection reports whether err from collect.Fetch is bad input (exit 2): an address or
-// credentials the store refuses, or results that are not one run's, as opposed to a store that
-// did not answer.
-func badCollection(err error) bool {
-	for _, e := range []error{collect.ErrBadInput, collect.ErrForeign, collect.ErrDuplicate, collect.ErrCorrupt,
-		results.ErrFleetMismatch, conn.ErrAuth, conn.ErrTLS, conn.ErrPermission, conn.ErrNotRedis} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
 }
 
 // mismatchText says what ErrFleetMismatch means in merge's words.

@@ -82,23 +82,3 @@ func TestRefereeMayNotBeTheRedisUnderTest(t *testing.T) {
 		}
 	}
 }
-
-// TestRefereeInOneProcess: without --procs the run's own workers mark the referee too.
-func TestRefereeInOneProcess(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	errb := &syncBuffer{}
-	cmd := lockbench(t, errb, "run", "--driver", "unsafe,naive", "--concurrency", "3", "--keys", "1",
-		"--hold", "20ms", "--duration", "1s", "--warmup", "0s", "--referee", "native", "--out", dir)
-	if code, stdout := finish(t, cmd, errb); code != exitFailure {
-		t.Fatalf("exit %d, want %d (unsafe's violations)\n%s\n%s", code, exitFailure, stdout, errb)
-	}
-	for _, r := range readResult(t, dir).Runs {
-		if !slices.Equal(r.Checkers, []string{"in-process", "referee"}) || r.Referee == nil || r.Referee.Entries == 0 {
-			t.Fatalf("%s: checkers %v, referee %+v", r.Driver, r.Checkers, r.Referee)
-		}
-		if caught := r.Referee.Violations > 0; caught != (r.Driver == "unsafe") {
-			t.Errorf("%s: the referee counted %d violations", r.Driver, r.Referee.Violations)
-		}
-	}
-}

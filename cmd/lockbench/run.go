@@ -7,7 +7,6 @@ import (
 	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -450,30 +449,23 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
 		return code // before anything ran or was deleted
 	}
-	file.RedisVersion = tgt.RedisVersion(ctx)
-	file.Topology = tgt.Info()
-	file.Deployment = tgt.Deployment(ctx, f.cfg.Concurrency)
-	if tgt.Attached() { // the private servers lockbench starts are not for keeping locks
-		for _, w := range file.Deployment.Warnings {
-			ui.line("warning: %s", w)
-		}
-	}
+	bench.Describe(ctx, tgt.Target, file, f.cfg.Concurrency, ui)
 	file.Placement = f.pin.placement
-	r := &runner{f: f, tgt: tgt, ui: ui}
-	if f.referee.addr != "" {
+	opts := bench.Options{Reporter: ui, File: file, Metrics: f.metrics.runMetrics, Fleet: f.fleetSpec(f.metrics.served)}
+	if rs := f.refereeSpec(); rs != nil {
 		// Before anything is measured: a referee on the deployment under test is refused.
-		ref, err := startReferee(ctx, f, tgt, ui)
+		ref, err := bench.StartReferee(ctx, tgt.Target, *rs, ui)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockbench run: --referee: %v\n", err)
-			if errors.Is(err, errRefereeInput) {
+			if errors.Is(err, bench.ErrBadSpec) {
 				return exitUsage
 			}
 			return exitFailure
 		}
-		defer ref.close()
-		r.referee = ref
+		defer ref.Close()
+		opts.Referee = ref
 	}
-	res, err := bench.Run(ctx, tgt.Target, f.benchSpec(), r.options(file))
+	res, err := bench.Run(ctx, tgt.Target, f.benchSpec(), opts)
 	if err != nil {
 		// The workload refused the configuration (said above), or flags let through a spec
 		// bench refuses: usage errors either way.
@@ -486,24 +478,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		if file.Placement != nil {
 			fmt.Fprintln(stdout, file.Placement)
 		}
-		if err := results.WriteSummaryBaseline(stdout, file.Runs, f.baseline); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: summary: %v\n", err)
-		}
-		if err := results.WriteCheckers(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: checkers: %v\n", err)
-		}
-		if err := results.WriteResource(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: resource: %v\n", err)
-		}
-		if err := results.WriteFairness(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: fairness: %v\n", err)
-		}
-		if err := results.WriteFaults(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: faults: %v\n", err)
-		}
-		if err := results.WriteFailed(stdout, file.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench run: failed: %v\n", err)
-		}
+		printErrors(stderr, "run", bench.WriteSummary(stdout, file.Runs, f.baseline))
 	}
 	if len(f.thresholds) > 0 {
 		if err := thresholds.WriteReport(stdout, res.Thresholds); err != nil {
@@ -527,7 +502,6 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// writeResults writes the JSON result file and, beside it, the benchstat lines.
 // writeOutputs ends run and sweep alike: the benchstat lines (--benchfmt), the result files
 // (unless --no-results) and the report (--report), when there is anything to write. It reports
 // whether the files that were asked for were written.
@@ -541,7 +515,7 @@ func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io
 		return true
 	}
 	if !f.noResults {
-		if err := writeResults(f.out, file, ui); err != nil {
+		if err := bench.WriteFiles(f.out, file, ui); err != nil {
 			fmt.Fprintf(stderr, "lockbench %s: writing results: %v\n", cmd, err)
 			return false
 		}
@@ -555,32 +529,19 @@ func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io
 	return true
 }
 
-func writeResults(dir string, file *results.File, ui *progressUI) error {
-	path, err := results.WriteFile(dir, file)
-	if err != nil {
-		return err
+// printErrors prints each of the errors err joins (errors.Join) on its own line, as lockbench
+// cmd's.
+func printErrors(stderr io.Writer, cmd string, err error) {
+	if err == nil {
+		return
 	}
-	ui.line("results: %s", path)
-	bench, err := os.Create(strings.TrimSuffix(path, filepath.Ext(path)) + ".bench.txt")
-	if err != nil {
-		return err
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
 	}
-	if err := results.WriteBenchfmt(bench, file.Runs); err != nil {
-		bench.Close()
-		return err
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, e)
 	}
-	if err := bench.Close(); err != nil {
-		return err
-	}
-	ui.line("benchstat lines: %s", bench.Name())
-	hdr, err := results.ExportHDR(path, "", file)
-	if err != nil {
-		return err
-	}
-	if len(hdr) > 0 {
-		ui.line("HDR percentiles and 1 s interval logs: %s", strings.TrimSuffix(path, filepath.Ext(path))+"-*.hgrm, -*.hlog")
-	}
-	return nil
 }
 
 // topologySpec reads --topology and --master-name, as run, sweep, worker and check take them.

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -40,34 +39,6 @@ func TestClientFaultBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(all, tc.out) {
 			t.Errorf("lockbench %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, exitUsage, tc.out)
 		}
-	}
-}
-
-// A stall of generator N reaches worker index N-1 as --stall AT+FOR, and the worker turns it
-// into its workload's stall, named as the run names it.
-func TestStallArgsRoundTrip(t *testing.T) {
-	t.Parallel()
-	var fs []faults.Fault
-	for _, s := range []string{"stall:gen2@1s+500ms", "stall:gen1@2s+1s", "pause-client:gen2@3s+1s", "stall:gen2@2500ms+1.5s"} {
-		f, err := faults.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs = append(fs, f)
-	}
-	args := stallArgs(fs, 1)
-	if want := []string{"--stall", "1s+500ms", "--stall", "2.5s+1.5s"}; !slices.Equal(args, want) {
-		t.Fatalf("stallArgs for index 1 = %q, want %q", args, want)
-	}
-	var sink bytes.Buffer
-	w, code, ok := parseRunFlagsAs(cmdWorker, append([]string{"--addr", "127.0.0.1:6380", "--driver", "lockcore", "--procs", "2", "--index", "1", "--duration", "5s"}, args...), &sink, &sink)
-	if !ok {
-		t.Fatalf("the worker refuses %q: exit %d: %s", args, code, sink.String())
-	}
-	got := w.fleet.stallPlan
-	if len(got) != 2 || got[0].Node != "gen2" || got[0].At != time.Second || got[0].For != 500*time.Millisecond ||
-		got[1].At != 2500*time.Millisecond || got[1].For != 1500*time.Millisecond {
-		t.Errorf("worker stalls %+v; want gen2's two", got)
 	}
 }
 

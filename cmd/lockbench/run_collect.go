@@ -1,16 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/lockbench/lockbench/collect"
 	"github.com/spf13/pflag"
 )
-
-// EnvImage names the container image a worker runs in; its orchestrator sets it (the image's
-// reference or id), and merge refuses workers of different images.
-const envImage = "LOCKBENCH_IMAGE"
 
 // collectFlags are --collect and --collect-ca-file (run with --procs, and worker), and the
 // worker's --run: where generator processes hand back their results without a shared volume.
@@ -44,7 +37,7 @@ func (c *collectFlags) check(f *runFlags, cmd string) string {
 		}
 		return ""
 	}
-	if _, err := collect.Settings(c.options()); err != nil {
+	if _, err := collect.Settings(collect.Options{Addr: c.addr, CAFile: c.caFile}); err != nil {
 		return "--collect: " + err.Error()
 	}
 	switch {
@@ -55,29 +48,3 @@ func (c *collectFlags) check(f *runFlags, cmd string) string {
 	}
 	return ""
 }
-
-// options are the collect package's options.
-func (c *collectFlags) options() collect.Options {
-	return collect.Options{Addr: c.addr, CAFile: c.caFile}
-}
-
-// childArgs are the flags a generator process of run runID gets, and the environment that
-// carries the store's password.
-func (c *collectFlags) childArgs(runID string) (args, env []string, err error) {
-	args = []string{"--run", runID}
-	if c.addr == "" {
-		return args, nil, nil
-	}
-	addr, env, err := collect.ChildArgs(c.options())
-	if err != nil {
-		return nil, nil, fmt.Errorf("--collect: %w", err)
-	}
-	args = append(args, "--collect", addr)
-	if c.caFile != "" {
-		args = append(args, "--collect-ca-file", c.caFile)
-	}
-	return args, env, nil
-}
-
-// image is the container image this worker runs in, as its orchestrator named it.
-func workerImage() string { return os.Getenv(envImage) }

@@ -2,20 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/docker"
-	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/generators"
-	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
 )
 
@@ -78,13 +71,13 @@ func (g *generatorFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 		f.referee.addr = refereeNative
 	}
 	switch {
-	case f.referee.addr != refereeNative && isLoopbackHost(addrHost(f.referee.addr)):
+	case f.referee.addr != refereeNative && bench.OnLoopback(f.referee.addr):
 		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
-	case f.collect.addr != "" && isLoopbackHost(addrHost(f.collect.addr)):
+	case f.collect.addr != "" && bench.OnLoopback(f.collect.addr):
 		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
 	}
 	for _, a := range f.addrs {
-		if host := addrHost(a); isLoopbackHost(host) {
+		if bench.OnLoopback(a) {
 			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
 		}
 	}
@@ -114,29 +107,6 @@ func (g *generatorFlags) nativeHost() string {
 	return g.network.Gateway
 }
 
-// addrHost returns the host of an --addr: host:port, or a redis:// or rediss:// URL.
-func addrHost(a string) string {
-	if strings.Contains(a, "://") {
-		if u, err := url.Parse(a); err == nil {
-			return u.Hostname()
-		}
-		return ""
-	}
-	host, _, err := net.SplitHostPort(a)
-	if err != nil {
-		return a
-	}
-	return host
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // startNetwork creates the generators' own network (see generatorFlags.network) and returns a
 // func that removes it.
 func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *progressUI) (func(), error) {
@@ -156,125 +126,4 @@ func (g *generatorFlags) startNetwork(ctx context.Context, f *runFlags, ui *prog
 			ui.line("warning: %v", err)
 		}
 	}, nil
-}
-
-// reach returns the networks the generator containers join, their own first, and the
-// addresses they dial.
-func (r *runner) reach(ctx context.Context) (networks, addrs []string, err error) {
-	g := r.f.gens
-	if t, ok := r.tgt.Topology().(*docker.Topology); ok {
-		join, addrs, err := t.Reach(ctx, g.network.Name)
-		if errors.Is(err, docker.ErrHostNetwork) {
-			err = fmt.Errorf("--generators docker: %w", err)
-		}
-		return append([]string{g.network.ID}, join...), addrs, err
-	}
-	addrs = r.tgt.Topology().Addrs()
-	if r.f.conn.settings != nil {
-		addrs = r.f.conn.settings.ChildAddrs()
-	}
-	return []string{g.network.ID}, addrs, nil
-}
-
-// runGenerators runs rm's driver as f.fleet.procs generator containers (--generators docker)
-// and returns their merged run.
-func (r *runner) runGenerators(ctx context.Context, rm *bench.Remote) (results.Run, error) {
-	f, ui := r.f, r.ui
-	driver, fr := rm.Driver, rm.Faults
-	cfg := f.cfg
-	cfg.Fill()
-	networks, addrs, err := r.reach(ctx)
-	if err != nil {
-		return results.Run{}, err
-	}
-	// Results come back through a Redis, not a volume: --collect's, or one of our own on
-	// the generators' network, apart from the deployment under test.
-	id := collect.NewRunID()
-	store := f.collect.options()
-	extraArgs, extraEnv, err := f.collect.childArgs(id) // --run ID, and --collect when given
-	if err != nil {
-		return results.Run{}, err
-	}
-	if store.Addr == "" {
-		srv, err := generators.StartStore(ctx, networks[0])
-		if err != nil {
-			return results.Run{}, fmt.Errorf("the Redis the generators hand their results to: %w", err)
-		}
-		defer srv.Close()
-		store = collect.Options{Addr: srv.Addr()}
-		extraArgs = append(extraArgs, "--collect", srv.Addr())
-	}
-	if r.referee != nil {
-		refArgs, refEnv, err := r.referee.childArgs()
-		if err != nil {
-			return results.Run{}, err
-		}
-		extraArgs, extraEnv = append(extraArgs, refArgs...), append(extraEnv, refEnv...)
-	}
-	// The common start is set by the deployment's clock, which every generator reads.
-	clockMode := clockLocal
-	est, source, clockOK := r.tgt.measureClock(ctx, ui)
-	if clockOK {
-		clockMode = clockRedis
-		ui.line("%s: %s", driver, describeClock(est, source))
-	}
-	ui.line("%s: %d generator containers of %s × %d workers, dialling %s; results collected on %s, run %s",
-		driver, f.fleet.procs, f.gens.image, cfg.Concurrency, strings.Join(addrs, ","), conn.RedactURL(store.Addr), id)
-	var now func() time.Time
-	local := func(t time.Time) time.Time { return t }
-	if clockOK {
-		now, local = est.Now, est.Local
-	}
-	containers := &generators.Containers{}
-	cf := r.clientFaults(ctx, fr, containerClients{containers}, local) // run_clientfaults.go
-	var onStart func(time.Time)
-	if cf != nil {
-		onStart = cf.onStart
-		defer cf.wait() // also when Run fails before starting a container
-	}
-	run, exits, err := generators.Run(ctx, generators.Options{
-		Now:        now,
-		OnStart:    onStart,
-		Containers: containers,
-		Image:      f.gens.image,
-		N:          f.fleet.procs,
-		RunID:      id,
-		Networks:   networks,
-		CPUs:       f.gens.cpus,
-		Env:        append(f.conn.settings.Env(), extraEnv...), // passwords: never on a command line
-		Stderr:     ui,
-		Started:    func(i int, name string) { ui.line("generator %d: container %s", i, name) },
-		Args: func(i int, startAt time.Time, output string) []string {
-			args := workerArgs(f, addrs, r.tgt.MasterName(), driver, i, startAt, output, "")
-			args = append(args, "--clock", clockMode)
-			args = append(args, extraArgs...)
-			args = append(args, stallArgs(f.faultFlags.faults, i)...)
-			return append(args, f.conn.child...)
-		},
-		Gather: func(ctx context.Context) (*results.File, error) {
-			file, err := collect.Fetch(ctx, store, id, f.fleet.procs, version, nil)
-			if rerr := collect.Remove(ctx, store, id); rerr != nil {
-				ui.line("results of run %s left on %s until they expire: %v", id, conn.RedactURL(store.Addr), rerr)
-			}
-			return file, err
-		},
-	})
-	if cf != nil {
-		cf.wait() // the containers are gone: nothing is left paused
-	}
-	for _, e := range exits {
-		if e.Err != nil && !(ctx.Err() != nil && e.Code == exitInterrupted) {
-			ui.line("lockbench run: %v", e)
-		}
-	}
-	if err != nil {
-		return run, err
-	}
-	rm.Failed = r.afterFleet(ctx, driver, id, &run)
-	for _, e := range exits {
-		if e.Err != nil && ctx.Err() == nil {
-			rm.Failed = true // a generator that failed fails the run, named above
-		}
-	}
-	return run, nil
 }

@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strconv"
+	"github.com/lockbench/lockbench/bench"
 	"time"
 
 	"github.com/lockbench/lockbench/metrics"
@@ -20,8 +20,7 @@ type metricsFlags struct {
 	runID  string
 	round  int
 
-	warning string
-	server  *metrics.Server
+	served *bench.Metrics // after start
 }
 
 func (m *metricsFlags) add(fs *pflag.FlagSet, cmd string) {
@@ -43,17 +42,15 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string 
 		}
 		return ""
 	}
-	w, err := metrics.CheckAddr(m.addr)
-	if err != nil {
+	if _, err := metrics.CheckAddr(m.addr); err != nil {
 		return "--metrics-addr: " + err.Error()
 	}
-	m.warning = w
 	if m.linger < 0 {
 		return fmt.Sprintf("--metrics-linger %v must not be negative", m.linger)
 	}
 	if cmd == cmdRun && f.fleet.procs > 1 {
-		if _, err := metrics.GeneratorAddr(m.addr, f.fleet.procs-1); err != nil {
-			return "--metrics-addr with --procs: " + err.Error()
+		if err := bench.CheckGeneratorAddrs(m.addr, f.fleet.procs); err != nil {
+			return err.Error()
 		}
 	}
 	if m.runID == "" {
@@ -64,84 +61,22 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string 
 	return ""
 }
 
-// start serves the metrics, before anything is measured: a port in use is bad input. With
-// --procs the processes serve (each on PORT+index) and this one only checks that the ports are
-// free. It reports what went wrong, for exit code 2.
+// start serves the metrics (bench.ServeMetrics), before anything is measured: a port in use is
+// bad input. With --procs the processes serve (each on PORT+index) and this one only checks
+// that the ports are free. It reports what went wrong, for exit code 2.
 func (m *metricsFlags) start(f *runFlags, cmd string, ui *progressUI) error {
-	if m.addr == "" {
-		return nil
+	procs := 1
+	if cmd == cmdRun {
+		procs = f.fleet.procs
 	}
-	if m.warning != "" {
-		ui.line("warning: %s", m.warning)
-	}
-	if cmd == cmdRun && f.fleet.procs > 1 {
-		addrs := m.generatorAddrs(f.fleet.procs)
-		if err := metrics.CheckFree(addrs...); err != nil {
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
-		ui.line("metrics: each generator process serves its own: http://%s/metrics to http://%s/metrics (run_id %s)", addrs[0], addrs[len(addrs)-1], m.runID)
-		return nil
-	}
-	s, err := metrics.Listen(m.addr)
-	if err != nil {
-		return fmt.Errorf("--metrics-addr: %w", err)
-	}
-	m.server = s
-	ui.line("metrics: %s (run_id %s)", s.URL(), m.runID)
-	return nil
-}
-
-func (m *metricsFlags) generatorAddrs(procs int) []string {
-	out := make([]string, procs)
-	for i := range out {
-		out[i], _ = metrics.GeneratorAddr(m.addr, i) // checked by check
-	}
-	return out
+	s, err := bench.ServeMetrics(bench.MetricsSpec{Addr: m.addr, RunID: m.runID, Linger: m.linger, Procs: procs}, ui)
+	m.served = s
+	return err
 }
 
 // stop lingers (--metrics-linger) and closes the server, if one runs.
-func (m *metricsFlags) stop() {
-	if m.server == nil {
-		return
-	}
-	if m.linger > 0 {
-		time.Sleep(m.linger)
-	}
-	m.server.Close()
-	m.server = nil
-}
-
-// childArgs are the metrics flags of generator process index of a --procs run.
-func (m *metricsFlags) childArgs(index, round int) []string {
-	if m.addr == "" {
-		return nil
-	}
-	addr, _ := metrics.GeneratorAddr(m.addr, index)
-	args := []string{"--metrics-addr", addr, "--metrics-run-id", m.runID, "--metrics-round", strconv.Itoa(round)}
-	if m.linger > 0 {
-		args = append(args, "--metrics-linger", m.linger.String())
-	}
-	return args
-}
+func (m *metricsFlags) stop() { m.served.Stop() }
 
 // runMetrics is the bench.Options.Metrics of lockbench run and sweep: a run's live figures go
 // to the Prometheus exporter, when one is served.
-func (m *metricsFlags) runMetrics(l metrics.Labels) func(workloads.Live) {
-	l.RunID = m.runID
-	if mr := m.server.Run(l); mr != nil {
-		return mr.Update
-	}
-	return nil
-}
-
-// live returns the Plan.Live of a worker's run: its metrics, when served; nil otherwise.
-func (m *metricsFlags) live(l metrics.Labels) func(workloads.Live) string {
-	update := m.runMetrics(l)
-	if update == nil {
-		return nil
-	}
-	return func(lv workloads.Live) string {
-		update(lv)
-		return ""
-	}
-}
+func (m *metricsFlags) runMetrics(l metrics.Labels) func(workloads.Live) { return m.served.Run(l) }

@@ -44,10 +44,10 @@ func TestMetricsAndAbortMisuse(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q, before starting Redis", c.args, code, errb.String(), c.want)
 		}
 	}
-	// 0.0.0.0 is allowed, with a warning; the flags parse.
-	f, code, ok := parseRunFlags([]string{"--metrics-addr", "0.0.0.0:9464"}, io.Discard, io.Discard)
-	if !ok || code != exitOK || !strings.Contains(f.metrics.warning, "every interface") {
-		t.Errorf("0.0.0.0: ok %v, code %d, warning %q", ok, code, f.metrics.warning)
+	// 0.0.0.0 is allowed (with a warning when served: bench's TestServeMetricsWarnsOnEveryInterface);
+	// the flags parse.
+	if _, code, ok := parseRunFlags([]string{"--metrics-addr", "0.0.0.0:9464"}, io.Discard, io.Discard); !ok || code != exitOK {
+		t.Errorf("0.0.0.0: ok %v, code %d", ok, code)
 	}
 }
 

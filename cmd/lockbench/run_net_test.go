@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,68 +97,6 @@ func TestRunWithNet(t *testing.T) {
 					r.AcquireLatencyUS.P50, r.CycleLatencyUS.P50, tc.acquireMin, tc.cycleMin)
 			}
 		})
-	}
-}
-
-// --procs hands --net to every generator process, which parses it back to the same conditions;
-// without --net the processes get none.
-func TestWorkerArgsCarryNet(t *testing.T) {
-	t.Parallel()
-	for _, spec := range []string{"latency=1ms,jitter=200us", ""} {
-		var sink bytes.Buffer
-		args := []string{"--procs", "2"}
-		if spec != "" {
-			args = append(args, "--net", spec)
-		}
-		f, code, ok := parseRunFlags(args, &sink, &sink)
-		if !ok {
-			t.Fatalf("parse %q: exit %d: %s", args, code, sink.String())
-		}
-		wargs := workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", 1, time.Now(), "/out/p1.json", "")
-		w, code, ok := parseRunFlagsAs(cmdWorker, wargs[1:], &sink, &sink)
-		if !ok {
-			t.Fatalf("the worker refuses %q: exit %d: %s", wargs, code, sink.String())
-		}
-		if w.net.String() != f.net.String() || (spec != "" && (w.net.cond == nil || *w.net.cond != *f.net.cond)) {
-			t.Errorf("--net %q: worker has %q, parent %q", spec, w.net.String(), f.net.String())
-		}
-	}
-}
-
-// --net-proc gives one generator process its own conditions over --net: the worker of that index
-// gets them, the others --net, and every worker records the whole fleet's conditions, so that
-// their shares merge.
-func TestWorkerArgsCarryNetPerProcess(t *testing.T) {
-	var sink bytes.Buffer
-	args := []string{"--procs", "3", "--net", "latency=1ms", "--net-proc", "2:latency=5ms"}
-	f, code, ok := parseRunFlags(args, &sink, &sink)
-	if !ok {
-		t.Fatalf("parse %q: exit %d: %s", args, code, sink.String())
-	}
-	const fleetNet = "0: latency=1ms; 1: latency=1ms; 2: latency=5ms"
-	if got := netOfFleet(f); got != fleetNet {
-		t.Errorf("fleet conditions %q, want %q", got, fleetNet)
-	}
-	for i, want := range []string{"latency=1ms", "latency=1ms", "latency=5ms"} {
-		wargs := workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", i, time.Now(), "/out/p.json", "")
-		w, code, ok := parseRunFlagsAs(cmdWorker, wargs[1:], &sink, &sink)
-		if !ok {
-			t.Fatalf("the worker refuses %q: exit %d: %s", wargs, code, sink.String())
-		}
-		if w.net.String() != want || w.fleet.fleetNet != fleetNet {
-			t.Errorf("process %d: worker has --net %q, --fleet-net %q; want %q and %q", i, w.net.String(), w.fleet.fleetNet, want, fleetNet)
-		}
-	}
-	// Without --net, the processes --net-proc does not name go direct.
-	f, _, ok = parseRunFlags([]string{"--procs", "2", "--net-proc", "1:latency=5ms"}, &sink, &sink)
-	if !ok {
-		t.Fatal(sink.String())
-	}
-	if got, want := netOfFleet(f), "0: none; 1: latency=5ms"; got != want {
-		t.Errorf("fleet conditions %q, want %q", got, want)
-	}
-	if slices.Contains(workerArgs(f, []string{"127.0.0.1:7000"}, "", "naive", 0, time.Now(), "/out/p.json", ""), "--net") {
-		t.Error("process 0 is given --net; --net-proc names only process 1")
 	}
 }
 

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/lockbench/lockbench/resource"
-	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
@@ -47,42 +45,4 @@ func (g *resourceFlags) check(f *runFlags, cmd string) string {
 		return "--resource needs --referee ADDR: the resource is kept on the run's referee"
 	}
 	return ""
-}
-
-// openResource connects process proc of run runID to the resource on s's referee, or returns
-// nil when the run has none.
-func (s *refereeSession) openResource(ctx context.Context, runID, proc string) (*resource.Resource, error) {
-	if s == nil || s.resource == "" {
-		return nil, nil
-	}
-	return resource.Open(ctx, resource.Options{Kind: s.resource, Referee: s.flags.options(runID, proc)})
-}
-
-// settleResource reads the run's corrupt and stale writes from the resource itself (every
-// process's, a crashed one's too) into run, and clears the run's resource.
-func (s *refereeSession) settleResource(ctx context.Context, runID string, keys int, run *results.Run, ui *progressUI) {
-	res, err := s.openResource(ctx, runID, "parent")
-	if res == nil || err != nil {
-		if err != nil {
-			ui.line("resource: %v", err)
-		}
-		return
-	}
-	defer res.Close()
-	corrupt, stale, err := res.RunCounts(ctx)
-	if err != nil {
-		ui.line("resource: %v", err)
-		return
-	}
-	if run.Resource == nil {
-		run.Resource = &results.Resource{Kind: s.resource}
-	}
-	r := run.Resource
-	r.CorruptWrites = max(r.CorruptWrites, corrupt)
-	r.StaleRejected = max(r.StaleRejected, stale)
-	ui.line("resource %s: %s: %d corrupt writes, %d stale writes rejected, %d leases lost at release (tokens: %s)",
-		r.Kind, run.Driver, r.CorruptWrites, r.StaleRejected, r.LeasesLostAtRelease, r.Tokens())
-	if err := res.Clear(ctx, keys); err != nil {
-		ui.line("resource: run %s's state left until it expires: %v", runID, err)
-	}
 }
