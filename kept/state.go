@@ -1,7 +1,9 @@
 // Package kept is the registry of the topologies `lockbench up` keeps running for other
 // tools: one JSON state file per name in a state directory, saying which process owns the
-// topology, its nodes and how to connect. up claims and writes a file, down and status read it;
-// the liveness checks tell a live owner from a dead one whose pid was recycled.
+// topology, its nodes and how to connect. An Up claims a name, starts the topology and writes
+// its file (lockbench up); Stop stops the owner of a file (lockbench down); Check finds
+// whether the owner runs and PINGs its nodes (lockbench status). The liveness checks tell a
+// live owner from a dead one whose pid was recycled.
 package kept
 
 import (

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/kept"
-	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/kept"
 	"github.com/lockbench/lockbench/pin"
 	"github.com/spf13/pflag"
 )
@@ -147,45 +145,21 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts(func(sig os.Signal) { logf("%v: stopping the topology (again to quit at once)", sig) }, cancel)
 	defer in.release()
 
-	st := kept.State{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
-	if owner, err := kept.Claim(f.stateDir, st); err != nil {
+	up, err := kept.NewUp(kept.UpOptions{Dir: f.stateDir, Name: f.name, Provider: f.provider, Image: f.image,
+		Topology: f.spec, Auth: f.auth, TLS: f.tls, CPUs: f.cpus})
+	if err != nil {
 		if errors.Is(err, kept.ErrRunning) {
-			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, owner.Name)
+			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, f.name)
 		} else {
 			logf("%v", err)
 		}
 		return exitFailure
 	}
-	path := kept.Path(f.stateDir, f.name)
-	defer os.Remove(path)
+	defer up.Close()
+	in.onHardStop(up.Abandon)
 
-	in.onHardStop(func() {
-		// Native nodes die with us (compose sets a parent-death signal); containers are
-		// removed by testcontainers' reaper once our session ends.
-		os.Remove(path)
-		os.RemoveAll(kept.SecretsPath(f.stateDir, f.name))
-	})
-
-	var native compose.NativeOptions
-	if f.auth || f.tls {
-		// Beside the state file, so that the run line can name them for as long as the
-		// topology runs; removed when it stops.
-		sec, err := target.NewSecure(kept.SecretsPath(f.stateDir, f.name), f.provider, f.auth, f.tls)
-		if err != nil {
-			logf("%v", err)
-			return exitFailure
-		}
-		defer sec.Remove()
-		native = sec.Native
-		st.Secure = &kept.Secure{TLS: f.tls, CAFile: sec.CAFile, ServerName: sec.ServerName, PasswordFile: sec.PasswordFile}
-		if f.auth {
-			st.Secure.User = target.SecureUser
-		}
-	}
-	native.CPUs = f.cpus
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := target.Start(ctx, f.provider, f.image, f.spec, native)
-	if err != nil {
+	if err := up.Start(ctx); err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -194,19 +168,15 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer func() {
 		logf("stopping %s", f.spec)
-		if err := topo.Close(); err != nil {
+		if err := up.Stop(); err != nil {
 			logf("stop: %v", err)
 			return
 		}
 		logf("stopped")
 	}()
 
-	desc := topo.Describe()
-	if desc.Kind == compose.KindSentinel && desc.MasterName == "" {
-		desc.MasterName = f.spec.MasterName
-	}
-	st.Ready, st.Addrs, st.Description, st.NodePids = time.Now(), topo.Addrs(), &desc, nodePids(topo, desc)
-	if err := kept.Write(f.stateDir, st); err != nil {
+	st, err := up.Publish()
+	if err != nil {
 		logf("%v", err)
 		return exitFailure
 	}
@@ -215,17 +185,6 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 
 	<-ctx.Done()
 	return exitOK
-}
-
-// nodePids returns the node processes of topologies that expose them (native ones).
-func nodePids(t compose.Topology, desc compose.Description) []int {
-	var pids []int
-	for _, n := range desc.Nodes {
-		if pid := target.NodePid(t, n.Addr); pid > 0 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // writeUpSummary prints what a started topology is, one "key value" line each, for people and
@@ -240,34 +199,7 @@ func writeUpSummary(w io.Writer, st kept.State) {
 	if st.Description.MasterName != "" {
 		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
 	}
-	fmt.Fprintf(w, "run         %s\n", runLine(st))
-}
-
-// runLine is the lockbench run command line that benchmarks the topology of st.
-func runLine(st kept.State) string {
-	line := "lockbench run"
-	if st.Description.Kind != compose.KindSingle {
-		line += " --topology " + st.Topology
-	}
-	line += " --addr " + strings.Join(st.Addrs, ",")
-	if st.Description.MasterName != "" {
-		line += " --master-name " + st.Description.MasterName
-	}
-	if sec := st.Secure; sec != nil {
-		if sec.TLS {
-			line += " --tls --tls-ca-file " + sec.CAFile
-			if sec.ServerName != "" {
-				line += " --tls-server-name " + sec.ServerName
-			}
-		}
-		if sec.User != "" {
-			line += " --user " + sec.User + " --password-file " + sec.PasswordFile
-			if st.Description.Kind == compose.KindSentinel {
-				line += " --sentinel-user " + sec.User + " --sentinel-password-file " + sec.PasswordFile
-			}
-		}
-	}
-	return line
+	fmt.Fprintf(w, "run         %s\n", st.RunLine())
 }
 
 // checkName refuses a --name that is not a plain file name: it names a state file.
