@@ -76,10 +76,8 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 2 {
 		return bad("want two arguments, BASE and NEW (result files or directories), got %d", fs.NArg())
 	}
-	switch *format {
-	case "text", "json", "markdown", "md":
-	default:
-		return bad("--format %q: want %s", *format, strings.Join(compare.Formats, ", "))
+	if err := compare.CheckFormat(*format); err != nil {
+		return bad("--%v", err)
 	}
 	opts := compare.Options{Alpha: *alpha, Strict: *strict, AllowInconclusive: *allowInc, Gate: *gate}
 	var err error
@@ -92,17 +90,9 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if flagsOnly(stdout) {
 		return exitOK
 	}
-	base, err := compare.Load(fs.Arg(0))
+	rep, err := compare.Paths(fs.Arg(0), fs.Arg(1), opts)
 	if err != nil {
-		return bad("BASE: %v", err)
-	}
-	new, err := compare.Load(fs.Arg(1))
-	if err != nil {
-		return bad("NEW: %v", err)
-	}
-	rep, err := compare.Compare(base, new, opts)
-	if err != nil {
-		return bad("%v", err)
+		return bad("%v", err) // every error of Paths is compare.ErrBadInput
 	}
 	if err := rep.WriteFormat(stdout, *format); err != nil {
 		fmt.Fprintf(stderr, "lockbench compare: %v\n", err)
