@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/distribution/reference"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/generators"
 	"github.com/spf13/pflag"
@@ -98,18 +97,10 @@ func parseImageFlags(args []string, stdout, stderr io.Writer) (*imageFlags, int,
 	case f.tag == "":
 		f.tag = docker.LocalImage
 	}
-	if err := checkImageRef(f.tag); err != nil {
+	if err := docker.CheckImageRef(f.tag); err != nil {
 		return bad("--tag: %v", err)
 	}
 	return f, exitOK, true
-}
-
-// checkImageRef says what is wrong with an image reference given on the command line.
-func checkImageRef(ref string) error {
-	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
-		return fmt.Errorf("%q is not an image reference (want e.g. redis:7 or lockbench/redis:local): %w", ref, err)
-	}
-	return nil
 }
 
 func imageCommand(args []string, stdout, stderr io.Writer) int {

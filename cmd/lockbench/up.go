@@ -106,7 +106,7 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 		if f.provider != providerDocker {
 			return bad("--image is for --provider docker")
 		}
-		if err := checkImageRef(f.image); err != nil {
+		if err := docker.CheckImageRef(f.image); err != nil {
 			return bad("--image: %v", err)
 		}
 	}
