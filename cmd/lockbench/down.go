@@ -63,8 +63,8 @@ func parseDownFlags(args []string, stdout, stderr io.Writer) (*downFlags, int, b
 	if f.all && fs.Changed("name") {
 		return bad("--name and --all exclude each other")
 	}
-	if err := checkName(f.name); err != nil {
-		return bad("%v", err)
+	if err := kept.CheckName(f.name); err != nil {
+		return bad("--%v", err)
 	}
 	if f.timeout <= 0 {
 		return bad("--timeout %v must be positive", f.timeout)

@@ -59,8 +59,8 @@ func parseStatusFlags(args []string, stdout, stderr io.Writer) (*statusFlags, in
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
 	if f.name != "" {
-		if err := checkName(f.name); err != nil {
-			return bad("%v", err)
+		if err := kept.CheckName(f.name); err != nil {
+			return bad("--%v", err)
 		}
 	}
 	if f.timeout <= 0 {

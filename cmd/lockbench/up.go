@@ -110,8 +110,8 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 			return bad("--image: %v", err)
 		}
 	}
-	if err := checkName(f.name); err != nil {
-		return bad("%v", err)
+	if err := kept.CheckName(f.name); err != nil {
+		return bad("--%v", err)
 	}
 	if fs.Changed("server-cpus") {
 		avail, err := pin.Available()
@@ -200,12 +200,4 @@ func writeUpSummary(w io.Writer, st kept.State) {
 		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
 	}
 	fmt.Fprintf(w, "run         %s\n", st.RunLine())
-}
-
-// checkName refuses a --name that is not a plain file name: it names a state file.
-func checkName(name string) error {
-	if !kept.ValidName(name) {
-		return fmt.Errorf("--name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
-	}
-	return nil
 }
