@@ -56,17 +56,8 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	if strings.TrimSpace(o.KeyPrefix) == "" {
-		return bad("--key-prefix must not be empty: the user would get every key")
-	}
-	if strings.ContainsAny(o.KeyPrefix, " \t\r\n") {
-		return bad("--key-prefix %q: Redis refuses spaces in ACL key patterns: pick a prefix without", o.KeyPrefix)
-	}
-	if o.User == "" || strings.ContainsAny(o.User, " \t\r\n") {
-		return bad("--user %q: want a name without spaces", o.User)
-	}
-	if o.DB < 0 {
-		return bad("--db %d must not be negative", o.DB)
+	if err := o.Check(); err != nil {
+		return bad("--%v", err)
 	}
 	if flagsOnly(stdout) {
 		return exitOK
