@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/kept"
 	"github.com/lockbench/lockbench/pin"
+	"github.com/lockbench/lockbench/target"
 	"github.com/spf13/pflag"
 )
 
@@ -59,7 +60,7 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.SetOutput(io.Discard)
 	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
 	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
-	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (containers of --image)")
+	fs.StringVar(&f.provider, "provider", target.ProviderNative, "native (redis-server processes from PATH) or docker (containers of --image)")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringVar(&f.name, "name", kept.DefaultName, "name of this topology, so that several can run at once; down and status take it too")
 	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files that down and status read")
@@ -99,11 +100,11 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 		spec.MasterName = compose.DefaultMasterName
 	}
 	f.spec = spec
-	if f.provider != providerNative && f.provider != providerDocker {
+	if f.provider != target.ProviderNative && f.provider != target.ProviderDocker {
 		return bad("--provider %q: want native or docker", f.provider)
 	}
 	if fs.Changed("image") {
-		if f.provider != providerDocker {
+		if f.provider != target.ProviderDocker {
 			return bad("--image is for --provider docker")
 		}
 		if err := docker.CheckImageRef(f.image); err != nil {
@@ -118,9 +119,10 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 		if err != nil {
 			return bad("%v", err)
 		}
-		var msg string
-		if f.cpus, msg = parseCPUFlag("server-cpus", *cpuList, avail); msg != "" {
-			return bad("%s", msg)
+		if f.cpus, err = pin.ParseUsable(*cpuList, avail); errors.Is(err, pin.ErrNotAvailable) {
+			return bad("--server-cpus %v", err)
+		} else if err != nil {
+			return bad("--server-cpus: %v", err)
 		}
 	}
 	if f.stateDir == "" {
