@@ -2,6 +2,7 @@ package kept
 
 import (
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// silentAddr returns the address of a listener that accepts and answers line with each
-// connection's first read, until the test ends.
+// answeringAddr returns the address of a listener that accepts and answers line (nothing when
+// empty) to each connection's first read, until the test ends.
 func answeringAddr(t *testing.T, line string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -77,7 +78,7 @@ func TestPing(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	srv := redistest.NewServer(t)
-	up := fakeUp(t, "while :; do sleep 0.05; done", "")
+	up := fakeUp(t, `: > "$0.ready"; while :; do sleep 0.05; done`, filepath.Join(t.TempDir(), "up"))
 	down := closedAddr(t)
 	ready := State{Name: "r", Pid: up.Process.Pid, Description: &compose.Description{Nodes: []compose.Node{
 		{Addr: srv.Addr(), Role: compose.RoleMaster}, {Addr: down, Role: compose.RoleReplica}}}}

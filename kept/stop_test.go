@@ -31,7 +31,9 @@ func writeState(t *testing.T, dir, name string, pid int) string {
 }
 
 // fakeUp starts a process UpAlive takes for lockbench up: a shell named lockbench with "up"
-// among its arguments, running script, until the test ends. $0 in script is arg.
+// among its arguments, running script, until the test ends. $0 in script is arg. fakeUp
+// returns once script has created "$0.ready", which it does once its traps are set: a signal
+// sent earlier would find the shell's default action.
 func fakeUp(t *testing.T, script, arg string) *exec.Cmd {
 	t.Helper()
 	sh, err := exec.LookPath("sh")
@@ -50,12 +52,12 @@ func fakeUp(t *testing.T, script, arg string) *exec.Cmd {
 	done := make(chan struct{})
 	go func() { up.Wait(); close(done) }()
 	t.Cleanup(func() { syscall.Kill(-up.Process.Pid, syscall.SIGKILL); <-done })
-	// Start returns once exec has begun; the new command line shows a moment later.
-	for deadline := time.Now().Add(5 * time.Second); !UpAlive(up.Process.Pid) && time.Now().Before(deadline); {
+	ready := func() bool { _, err := os.Stat(arg + ".ready"); return err == nil }
+	for deadline := time.Now().Add(5 * time.Second); !ready() && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if !UpAlive(up.Process.Pid) {
-		t.Fatalf("UpAlive of %q: false", cmdline(up.Process.Pid))
+	if !ready() || !UpAlive(up.Process.Pid) {
+		t.Fatalf("the fake up did not get ready (%s.ready), or UpAlive of %q is false", arg, cmdline(up.Process.Pid))
 	}
 	return up
 }
@@ -106,7 +108,7 @@ func TestStopLiveUp(t *testing.T) {
 	dir := t.TempDir()
 	path := Path(dir, "live")
 	// What up does on SIGTERM: stop (here: nothing to stop), remove its state file, exit.
-	up := fakeUp(t, `trap 'rm -f "$0"; exit 0' TERM; while :; do sleep 0.05; done`, path)
+	up := fakeUp(t, `trap 'rm -f "$0"; exit 0' TERM; : > "$0.ready"; while :; do sleep 0.05; done`, path)
 	writeState(t, dir, "live", up.Process.Pid)
 	s, err := Stop(path, 10*time.Second)
 	if want := fmt.Sprintf(`stopped "live": single (native), 1 node, up pid %d`, up.Process.Pid); err != nil || s.Outcome != Stopped || s.String() != want {
@@ -119,7 +121,7 @@ func TestStopLiveUp(t *testing.T) {
 		t.Errorf("state file after Stop: %v", err)
 	}
 
-	stubborn := fakeUp(t, `trap '' TERM; while :; do sleep 0.05; done`, "")
+	stubborn := fakeUp(t, `trap '' TERM; : > "$0.ready"; while :; do sleep 0.05; done`, filepath.Join(t.TempDir(), "stubborn"))
 	path = writeState(t, dir, "stubborn", stubborn.Process.Pid)
 	_, err = Stop(path, 300*time.Millisecond)
 	if want := fmt.Sprintf(`"stubborn": up process %d did not stop within 300ms`, stubborn.Process.Pid); !errors.Is(err, ErrNotStopped) || err == nil || err.Error() != want {
