@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
@@ -63,13 +63,9 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if pwFile != "" {
-		b, err := os.ReadFile(pwFile)
-		if err != nil {
-			return bad("--password-file: %v", err)
-		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		if o.Password = strings.TrimSuffix(line, "\r"); o.Password == "" {
-			return bad("--password-file %s is empty: its first line must be the password", pwFile)
+		var err error
+		if o.Password, err = conn.ReadPasswordFile("--password-file", pwFile); err != nil {
+			return bad("%s", strings.TrimPrefix(err.Error(), conn.ErrBadInput.Error()+": "))
 		}
 	}
 	fmt.Fprintln(stdout, acl.Line(acl.SetUser(o)))
