@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/kept"
-	"github.com/spf13/pflag"
 )
 
 const downExamples = `
@@ -37,25 +36,15 @@ type downFlags struct {
 
 func parseDownFlags(args []string, stdout, stderr io.Writer) (*downFlags, int, bool) {
 	f := &downFlags{}
-	fs := pflag.NewFlagSet("lockbench down", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("down", stderr)
 	fs.StringVar(&f.name, "name", kept.DefaultName, "name given to lockbench up")
 	fs.BoolVar(&f.all, "all", false, "stop every running topology")
 	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files lockbench up writes")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "how long to wait for each topology to stop")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*downFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench down: "+format+"\nRun 'lockbench down --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench down [--name NAME | --all] [flags]\n\nStop a topology started by lockbench up.\n\nFlags:\n%s%s", fs.FlagUsages(), downExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*downFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench down [--name NAME | --all] [flags]\n\nStop a topology started by lockbench up.", downExamples); done {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))

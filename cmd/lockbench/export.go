@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/results"
-	"github.com/spf13/pflag"
 )
 
 const exportExamples = `
@@ -26,21 +25,11 @@ Exit codes: 0 written, 1 a file could not be written, 2 bad input (missing file,
 `
 
 func exportCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench export", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("export", stderr)
 	out := fs.String("out", "", "directory for the files (default: beside each result file)")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench export: "+format+"\nRun 'lockbench export --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench export [flags] FILE...\n\nFlags:\n%s%s", fs.FlagUsages(), exportExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench export [flags] FILE...", exportExamples); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		return bad("want at least one result file")

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/spf13/pflag"
 )
 
 const reportExamples = `
@@ -34,22 +33,12 @@ FILE missing, not a lockbench result or of a newer schema).
 `
 
 func reportCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench report", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("report", stderr)
 	out := fs.StringP("out", "o", "", "directory for index.html and the PNG files (created if needed; required)")
 	title := fs.String("title", "", "title of the page (default \"lockbench report\")")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench report: "+format+"\nRun 'lockbench report --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench report -o DIR [flags] FILE...\n\nFlags:\n%s%s", fs.FlagUsages(), reportExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench report -o DIR [flags] FILE...", reportExamples); done {
+		return code
 	}
 	if *out == "" {
 		return bad("-o DIR is required: the directory for the report")

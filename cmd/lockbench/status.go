@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/kept"
-	"github.com/spf13/pflag"
 )
 
 const statusExamples = `
@@ -36,24 +35,14 @@ type statusFlags struct {
 
 func parseStatusFlags(args []string, stdout, stderr io.Writer) (*statusFlags, int, bool) {
 	f := &statusFlags{}
-	fs := pflag.NewFlagSet("lockbench status", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("status", stderr)
 	fs.StringVar(&f.name, "name", "", "show only the topology of this lockbench up --name (default: all)")
 	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files lockbench up writes")
 	fs.DurationVar(&f.timeout, "timeout", time.Second, "how long each node has to answer PING")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*statusFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench status: "+format+"\nRun 'lockbench status --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench status [--name NAME] [flags]\n\nList the topologies lockbench up runs and whether each node answers PING.\n\nFlags:\n%s%s", fs.FlagUsages(), statusExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*statusFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench status [--name NAME] [flags]\n\nList the topologies lockbench up runs and whether each node answers PING.", statusExamples); done {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))

@@ -13,7 +13,6 @@ import (
 	"github.com/lockbench/lockbench/kept"
 	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/target"
-	"github.com/spf13/pflag"
 )
 
 const upExamples = `
@@ -55,9 +54,7 @@ type upFlags struct {
 
 func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
 	f := &upFlags{}
-	fs := pflag.NewFlagSet("lockbench up", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("up", stderr)
 	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
 	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
 	fs.StringVar(&f.provider, "provider", target.ProviderNative, "native (redis-server processes from PATH) or docker (containers of --image)")
@@ -67,18 +64,10 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
 	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
 	cpuList := fs.String("server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*upFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench up: "+format+"\nRun 'lockbench up --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.\n\nFlags:\n%s%s", fs.FlagUsages(), upExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*upFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.", upExamples); done {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
