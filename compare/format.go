@@ -25,6 +25,16 @@ func (r *Report) WriteFormat(w io.Writer, format string) error {
 	case "markdown", "md":
 		return r.WriteMarkdown(w)
 	}
+	return CheckFormat(format)
+}
+
+// CheckFormat returns nil when WriteFormat takes format, and otherwise an error that names the
+// formats and wraps ErrBadInput, so that a command can refuse a format before it compares.
+func CheckFormat(format string) error {
+	switch format {
+	case "text", "json", "markdown", "md":
+		return nil
+	}
 	return badInput("format %q: want %s", format, strings.Join(Formats, ", "))
 }
 

@@ -60,3 +60,18 @@ func Load(path string) ([]*results.File, error) {
 	}
 	return files, nil
 }
+
+// Paths loads the result files of BASE and NEW (see Load) and compares them: what
+// `lockbench compare BASE NEW` does. A load error says which side, "BASE: …" or "NEW: …".
+// Every error wraps ErrBadInput. It is safe for concurrent use.
+func Paths(basePath, newPath string, opts Options) (*Report, error) {
+	base, err := Load(basePath)
+	if err != nil {
+		return nil, badInput("BASE: %v", err)
+	}
+	new, err := Load(newPath)
+	if err != nil {
+		return nil, badInput("NEW: %v", err)
+	}
+	return Compare(base, new, opts)
+}

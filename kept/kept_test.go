@@ -184,3 +184,14 @@ func TestAliveChecksRefuseOtherProcesses(t *testing.T) {
 		t.Errorf("Claim of a live up's name = %+v, %v; want ErrRunning and the owner", owner, err)
 	}
 }
+
+func TestCheckName(t *testing.T) {
+	t.Parallel()
+	if err := CheckName("sent-1"); err != nil {
+		t.Errorf("CheckName(sent-1): %v", err)
+	}
+	err := CheckName("../etc")
+	if want := `name "../etc": use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`; !errors.Is(err, ErrBadName) || err.Error() != want {
+		t.Errorf("CheckName(../etc) = %v; want ErrBadName, %q", err, want)
+	}
+}

@@ -1,7 +1,9 @@
 // Package kept is the registry of the topologies `lockbench up` keeps running for other
 // tools: one JSON state file per name in a state directory, saying which process owns the
-// topology, its nodes and how to connect. up claims and writes a file, down and status read it;
-// the liveness checks tell a live owner from a dead one whose pid was recycled.
+// topology, its nodes and how to connect. An Up claims a name, starts the topology and writes
+// its file (lockbench up); Stop stops the owner of a file (lockbench down); Check finds
+// whether the owner runs and PINGs its nodes (lockbench status). The liveness checks tell a
+// live owner from a dead one whose pid was recycled.
 package kept
 
 import (
@@ -78,6 +80,27 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // ValidName reports whether name is a plain file name of 1 to 64 letters, digits, '.', '_' or
 // '-', starting with a letter or digit: a name becomes <dir>/<name>.json.
 func ValidName(name string) bool { return validName.MatchString(name) }
+
+// ErrBadName is wrapped by CheckName's error.
+var ErrBadName = errors.New("bad name")
+
+// CheckName says what is wrong with a name that is not ValidName: `name "x/y": use 1 to 64
+// letters, …`. Its error wraps ErrBadName.
+func CheckName(name string) error {
+	if !ValidName(name) {
+		return &nameError{name}
+	}
+	return nil
+}
+
+// nameError is ErrBadName with a message that says what a name may be.
+type nameError struct{ name string }
+
+func (e *nameError) Error() string {
+	return fmt.Sprintf("name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", e.name)
+}
+
+func (e *nameError) Unwrap() error { return ErrBadName }
 
 // Path is the state file of name in dir.
 func Path(dir, name string) string { return filepath.Join(dir, name+".json") }

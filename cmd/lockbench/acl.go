@@ -3,12 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
+	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/workloads"
-	"github.com/spf13/pflag"
 )
 
 const aclExamples = `
@@ -31,9 +30,7 @@ channel rules); a run names what a user lacks on Redis 7.0 and later.
 
 // aclCommand is lockbench acl: the least-privilege user for runs with a key prefix.
 func aclCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench acl", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("acl", stderr)
 	var o acl.Options
 	var pwFile string
 	fs.StringVar(&o.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "the --key-prefix of the runs: the user gets the keys and channels of lock names starting with it")
@@ -41,44 +38,23 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&pwFile, "password-file", "", "the user's password, first line of this file; the line carries its SHA-256, never the password (default: none, the user cannot log in until you add one)")
 	fs.IntVar(&o.DB, "db", 0, "the database the runs use (a URL's /db), when not 0")
 	explain := fs.Bool("explain", false, "say on stderr why each command is granted")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench acl: "+format+"\nRun 'lockbench acl --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench acl [--key-prefix P] [--user NAME] [--password-file F]\n\nPrint the ACL SETUSER line of a Redis user that may run lockbench and nothing else.\n\nFlags:\n%s%s", fs.FlagUsages(), aclExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench acl [--key-prefix P] [--user NAME] [--password-file F]\n\nPrint the ACL SETUSER line of a Redis user that may run lockbench and nothing else.", aclExamples); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	if strings.TrimSpace(o.KeyPrefix) == "" {
-		return bad("--key-prefix must not be empty: the user would get every key")
-	}
-	if strings.ContainsAny(o.KeyPrefix, " \t\r\n") {
-		return bad("--key-prefix %q: Redis refuses spaces in ACL key patterns: pick a prefix without", o.KeyPrefix)
-	}
-	if o.User == "" || strings.ContainsAny(o.User, " \t\r\n") {
-		return bad("--user %q: want a name without spaces", o.User)
-	}
-	if o.DB < 0 {
-		return bad("--db %d must not be negative", o.DB)
+	if err := o.Check(); err != nil {
+		return bad("--%v", err)
 	}
 	if flagsOnly(stdout) {
 		return exitOK
 	}
 	if pwFile != "" {
-		b, err := os.ReadFile(pwFile)
-		if err != nil {
-			return bad("--password-file: %v", err)
-		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		if o.Password = strings.TrimSuffix(line, "\r"); o.Password == "" {
-			return bad("--password-file %s is empty: its first line must be the password", pwFile)
+		var err error
+		if o.Password, err = conn.ReadPasswordFile("--password-file", pwFile); err != nil {
+			return bad("%s", strings.TrimPrefix(err.Error(), conn.ErrBadInput.Error()+": "))
 		}
 	}
 	fmt.Fprintln(stdout, acl.Line(acl.SetUser(o)))

@@ -129,3 +129,18 @@ func TestRunNamesACLRefusal(t *testing.T) {
 		t.Errorf("the errors are not counted as acl_refused:\nstdout:\n%s\nstderr:\n%s", out, errb)
 	}
 }
+
+// A --password-file that cannot be read is named by its flag, not its argument, which may be
+// the password itself typed where the path goes; an empty one is refused.
+func TestACLPasswordFileNotEchoed(t *testing.T) {
+	t.Parallel()
+	const typed = "Typed-the-Password-7c1"
+	code, out, errs := lockbenchIn("acl", "--password-file", typed)
+	if code != exitUsage || out != "" || strings.Contains(errs, typed) || !strings.Contains(errs, "the file given to --password-file cannot be read: no such file") {
+		t.Errorf("acl with an unreadable --password-file: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	empty := conntest.PasswordFile(t, "")
+	if code, _, errs := lockbenchIn("acl", "--password-file", empty); code != exitUsage || !strings.Contains(errs, "is empty: its first line must be the password") {
+		t.Errorf("acl with an empty --password-file: exit %d, stderr %q", code, errs)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/preflight"
 	"github.com/lockbench/lockbench/workloads"
-	"github.com/spf13/pflag"
 )
 
 const checkExamples = `
@@ -35,26 +34,16 @@ TLS, database, INFO or the keys of --key-prefix.
 // checkCommand is lockbench check: the preflight of a deployment, without a run.
 func checkCommand(args []string, stdout, stderr io.Writer) int {
 	f := &runFlags{provider: providerNative}
-	fs := pflag.NewFlagSet("lockbench check", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("check", stderr)
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
 	fs.StringSliceVar(&f.addrs, "addr", nil, "the deployment, as lockbench run takes it (host:port, redis://, rediss://, unix://)")
-	f.conn.add(fs)
+	f.conn.add(fs.FlagSet)
 	fs.IntVar(&f.cfg.Concurrency, "concurrency", 64, "workers per driver a run would have, for the maxclients check")
 	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "the --key-prefix a run would have: check asks the server whether the user may use its keys (ACL)")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench check: "+format+"\nRun 'lockbench check --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench check --addr ADDR [flags]\n\nCheck a Redis deployment before measuring locks on it.\n\nFlags:\n%s%s", fs.FlagUsages(), checkExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench check --addr ADDR [flags]\n\nCheck a Redis deployment before measuring locks on it.", checkExamples); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
@@ -65,7 +54,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if len(f.addrs) == 0 {
 		return bad("give the deployment's --addr")
 	}
-	spec, err := topologySpec(fs, f.topology, f.masterName)
+	spec, err := topologySpec(fs.FlagSet, f.topology, f.masterName)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -74,7 +63,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		return bad("--concurrency %d must be at least 1", f.cfg.Concurrency)
 	}
 	f.conn.noFiles = flagsOnly(stdout)
-	if msg := f.conn.check(fs, f.addrs, spec, false); msg != "" {
+	if msg := f.conn.check(fs.FlagSet, f.addrs, spec, false); msg != "" {
 		return bad("%s", msg)
 	}
 	if flagsOnly(stdout) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/compare"
-	"github.com/spf13/pflag"
 )
 
 const compareExamples = `
@@ -50,36 +49,23 @@ a bad flag).
 `
 
 func compareCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench compare", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("compare", stderr)
 	maxReg := fs.StringSlice("max-regression", nil, "largest change for the worse tolerated per metric, e.g. throughput=5%,p99=10% (repeatable; unnamed metrics keep their defaults)")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "significance level of the tests")
 	strict := fs.Bool("strict", false, "fail on inconclusive gated rows too (a median worse than the threshold without significance)")
 	allowInc := fs.Bool("allow-inconclusive", false, "pass when a gated row has too few runs for the test ever to reach significance (default: that fails, naming the --repeat needed)")
 	gate := fs.StringSlice("gate", compare.DefaultGate, "metrics whose regressions fail the gate, comma separated; the others are reported only. Safety violations always fail")
 	format := fs.String("format", "text", "output: text, json or markdown (for a pull-request comment)")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench compare: "+format+"\nRun 'lockbench compare --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench compare [flags] BASE NEW\n\nFlags:\n%s%s", fs.FlagUsages(),
-			strings.Replace(compareExamples, "DEFAULTS", compare.FormatMaxRegression(compare.DefaultMaxRegression), 1))
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench compare [flags] BASE NEW", strings.Replace(compareExamples, "DEFAULTS", compare.FormatMaxRegression(compare.DefaultMaxRegression), 1)); done {
+		return code
 	}
 	if fs.NArg() != 2 {
 		return bad("want two arguments, BASE and NEW (result files or directories), got %d", fs.NArg())
 	}
-	switch *format {
-	case "text", "json", "markdown", "md":
-	default:
-		return bad("--format %q: want %s", *format, strings.Join(compare.Formats, ", "))
+	if err := compare.CheckFormat(*format); err != nil {
+		return bad("--%v", err)
 	}
 	opts := compare.Options{Alpha: *alpha, Strict: *strict, AllowInconclusive: *allowInc, Gate: *gate}
 	var err error
@@ -92,17 +78,9 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if flagsOnly(stdout) {
 		return exitOK
 	}
-	base, err := compare.Load(fs.Arg(0))
+	rep, err := compare.Paths(fs.Arg(0), fs.Arg(1), opts)
 	if err != nil {
-		return bad("BASE: %v", err)
-	}
-	new, err := compare.Load(fs.Arg(1))
-	if err != nil {
-		return bad("NEW: %v", err)
-	}
-	rep, err := compare.Compare(base, new, opts)
-	if err != nil {
-		return bad("%v", err)
+		return bad("%v", err) // every error of Paths is compare.ErrBadInput
 	}
 	if err := rep.WriteFormat(stdout, *format); err != nil {
 		fmt.Fprintf(stderr, "lockbench compare: %v\n", err)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -39,6 +38,8 @@ func writeSynthetic(t *testing.T, dir string, seed uint64, rounds int, speed flo
 	return path
 }
 
+// How lockbench compare maps the verdicts of compare.Paths (tested in package compare) to exit
+// codes and output.
 func TestCompareCommandVerdicts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -55,14 +56,11 @@ func TestCompareCommandVerdicts(t *testing.T) {
 	}{
 		{"20% slower, 10 runs a side", []string{base, slower}, exitFailure, "FAIL: "},
 		{"noise only", []string{base, same}, exitOK, "PASS: no regression"},
-		{"directories", []string{filepath.Join(dir, "base"), filepath.Join(dir, "same")}, exitOK, "PASS"},
-		{"3 runs a side: fails closed", []string{few1, few2}, exitFailure, "FAIL: cannot decide: 2 gated rows had too few runs for the test ever to reach p ≤ 0.025; run 4 a side (--repeat 4)"},
 		{"3 runs a side, --allow-inconclusive", []string{"--allow-inconclusive", few1, few2}, exitOK, "PASS: no regression, but only because --allow-inconclusive"},
 		{"3 runs a side, --allow-inconclusive --strict", []string{"--allow-inconclusive", "--strict", few1, few2}, exitFailure, "FAIL (--strict)"},
 		{"gate on p50 too", []string{"--gate", "throughput,p99,p50", base, slower}, exitFailure, "FAIL: 3 regressions"},
 		{"gate on a metric not compared", []string{"--gate", "max", base, slower}, exitUsage, ""},
 		{"markdown", []string{"--format", "markdown", base, slower}, exitFailure, "| acq/s |"},
-		{"json", []string{"--format", "json", base, slower}, exitFailure, `"verdict": "regression"`},
 		{"looser threshold", []string{"--max-regression", "throughput=30%,p50=30%,p99=30%,p999=50%,client-cpu=30%,redis-cpu=30%", base, slower}, exitOK, "PASS"},
 	}
 	for _, c := range cases {
@@ -71,50 +69,6 @@ func TestCompareCommandVerdicts(t *testing.T) {
 		if code != c.code || !strings.Contains(out.String(), c.out) {
 			t.Errorf("%s: exit %d, stdout:\n%s\nstderr: %s\nwant exit %d and %q", c.name, code, out.String(), errb.String(), c.code, c.out)
 		}
-	}
-}
-
-// TestCompareGateFailsClosed is the case the gate used to miss: 5 runs a side, where the
-// two-sided test over 7 rows per driver could never reach significance and a 20% or even 65%
-// slowdown passed. Now both exit 1 by default, and noise alone exits 0 in at least 95 of 100
-// trials (the gate's alpha is 0.05).
-func TestCompareGateFailsClosed(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	exit := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		code := dispatch(append([]string{"compare"}, args...), &out, &errb)
-		return code, out.String() + errb.String()
-	}
-	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 5, 1)
-	for _, c := range []struct {
-		name  string
-		speed float64
-	}{{"-20%", 0.8}, {"-65%", 0.35}} {
-		slower := writeSynthetic(t, filepath.Join(dir, c.name), 2, 5, c.speed)
-		if code, out := exit(base, slower); code != exitFailure || !strings.Contains(out, "REGRESSION") {
-			t.Errorf("%s throughput, 5 runs a side: exit %d, want %d with a regression:\n%s", c.name, code, exitFailure, out)
-		}
-	}
-	passed := 0
-	const trials = 100
-	for i := range trials {
-		d := filepath.Join(dir, "noise", strconv.Itoa(i))
-		b := writeSynthetic(t, filepath.Join(d, "base"), uint64(1000+2*i), 5, 1)
-		n := writeSynthetic(t, filepath.Join(d, "new"), uint64(1001+2*i), 5, 1)
-		code, out := exit(b, n)
-		switch code {
-		case exitOK:
-			passed++
-		case exitFailure:
-			t.Logf("noise trial %d failed the gate:\n%s", i, out)
-		default:
-			t.Fatalf("noise trial %d: exit %d:\n%s", i, code, out)
-		}
-	}
-	t.Logf("same vs same, 5 runs a side: %d of %d trials passed", passed, trials)
-	if passed < 95 {
-		t.Errorf("same vs same passed in %d of %d trials, want at least 95", passed, trials)
 	}
 }
 

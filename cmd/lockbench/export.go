@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/lockbench/lockbench/results"
-	"github.com/spf13/pflag"
 )
 
 const exportExamples = `
@@ -27,21 +25,11 @@ Exit codes: 0 written, 1 a file could not be written, 2 bad input (missing file,
 `
 
 func exportCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench export", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("export", stderr)
 	out := fs.String("out", "", "directory for the files (default: beside each result file)")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench export: "+format+"\nRun 'lockbench export --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench export [flags] FILE...\n\nFlags:\n%s%s", fs.FlagUsages(), exportExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench export [flags] FILE...", exportExamples); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		return bad("want at least one result file")
@@ -50,40 +38,25 @@ func exportCommand(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	// Read every file first: bad input writes nothing.
-	files := make([]*results.File, fs.NArg())
-	for i, path := range fs.Args() {
-		f, err := results.ReadFile(path)
-		if err != nil {
-			return bad("%v", err)
-		}
-		if len(f.Runs) == 0 {
-			return bad("%s: no runs", path)
-		}
-		files[i] = f
+	files, err := results.ReadRunFiles(fs.Args())
+	if err != nil {
+		return bad("%v", err)
 	}
 	for i, path := range fs.Args() {
-		if err := exportHDR(path, *out, files[i], stdout, stderr); err != nil {
+		written, err := results.Export(path, *out, files[i])
+		for _, w := range written {
+			fmt.Fprintln(stdout, w.Hgrm)
+			if w.IntervalLog != "" {
+				fmt.Fprintln(stdout, w.IntervalLog)
+			} else {
+				r := files[i].Runs[w.Run]
+				fmt.Fprintf(stderr, "lockbench export: %s round %d: %v (written by an older lockbench?): no .hlog\n", r.Driver, r.Round, results.ErrNoTimeline)
+			}
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "lockbench export: %v\n", err)
 			return exitFailure
 		}
 	}
 	return exitOK
-}
-
-// exportHDR writes the HDR files of one result file and prints their paths on stdout.
-func exportHDR(path, dir string, f *results.File, stdout, stderr io.Writer) error {
-	written, err := results.ExportHDR(path, dir, f)
-	for _, w := range written {
-		fmt.Fprintln(stdout, w.Hgrm)
-		if w.IntervalLog != "" {
-			fmt.Fprintln(stdout, w.IntervalLog)
-		} else {
-			r := f.Runs[w.Run]
-			fmt.Fprintf(stderr, "lockbench export: %s round %d: %v (written by an older lockbench?): no .hlog\n", r.Driver, r.Round, results.ErrNoTimeline)
-		}
-	}
-	if err == nil && len(written) == 0 {
-		err = errors.New(path + ": no run measured anything: nothing to export")
-	}
-	return err
 }

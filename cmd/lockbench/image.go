@@ -9,10 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/distribution/reference"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/generators"
-	"github.com/spf13/pflag"
 )
 
 const imageExamples = `
@@ -56,25 +54,15 @@ type imageFlags struct {
 
 func parseImageFlags(args []string, stdout, stderr io.Writer) (*imageFlags, int, bool) {
 	f := &imageFlags{}
-	fs := pflag.NewFlagSet("lockbench image build", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("image", stderr)
 	fs.StringVar(&f.tag, "tag", "", "tag of the image to build (default "+docker.LocalImage+", or "+generators.LocalImage+")")
 	fs.StringVar(&f.src, "src", "", "lockbench image: the checkout to build (default: the one holding the working directory)")
 	fs.BoolVar(&f.force, "force", false, "build even when the image is up to date")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "do not copy the builder's output to stderr")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*imageFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench image: "+format+"\nRun 'lockbench image --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench image build [redis|lockbench] [flags]\n\nBuild a Redis image from this machine's redis-server, for --provider docker and compose/*.yml\n(redis, the default), or the lockbench image the generators of --generators docker run (lockbench).\n\nFlags:\n%s%s", fs.FlagUsages(), imageExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*imageFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench image build [redis|lockbench] [flags]\n\nBuild a Redis image from this machine's redis-server, for --provider docker and compose/*.yml\n(redis, the default), or the lockbench image the generators of --generators docker run (lockbench).", imageExamples); done {
+		return nil, code, false
 	}
 	switch {
 	case fs.NArg() == 0:
@@ -98,18 +86,10 @@ func parseImageFlags(args []string, stdout, stderr io.Writer) (*imageFlags, int,
 	case f.tag == "":
 		f.tag = docker.LocalImage
 	}
-	if err := checkImageRef(f.tag); err != nil {
+	if err := docker.CheckImageRef(f.tag); err != nil {
 		return bad("--tag: %v", err)
 	}
 	return f, exitOK, true
-}
-
-// checkImageRef says what is wrong with an image reference given on the command line.
-func checkImageRef(ref string) error {
-	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
-		return fmt.Errorf("%q is not an image reference (want e.g. redis:7 or lockbench/redis:local): %w", ref, err)
-	}
-	return nil
 }
 
 func imageCommand(args []string, stdout, stderr io.Writer) int {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"github.com/lockbench/lockbench/report"
-	"github.com/lockbench/lockbench/results"
-	"github.com/spf13/pflag"
 )
 
 const reportExamples = `
@@ -38,22 +33,12 @@ FILE missing, not a lockbench result or of a newer schema).
 `
 
 func reportCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench report", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("report", stderr)
 	out := fs.StringP("out", "o", "", "directory for index.html and the PNG files (created if needed; required)")
 	title := fs.String("title", "", "title of the page (default \"lockbench report\")")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench report: "+format+"\nRun 'lockbench report --help' for usage.\n", a...)
-		return exitUsage
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench report -o DIR [flags] FILE...\n\nFlags:\n%s%s", fs.FlagUsages(), reportExamples)
-		return exitOK
+	bad := fs.bad
+	if code, done := fs.parse(args, stdout, "Usage: lockbench report -o DIR [flags] FILE...", reportExamples); done {
+		return code
 	}
 	if *out == "" {
 		return bad("-o DIR is required: the directory for the report")
@@ -67,58 +52,17 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	if err := report.CheckDir(*out); err != nil {
 		return bad("-o %s: cannot write there: %v", *out, err)
 	}
-	sources := make([]report.Source, fs.NArg())
-	names := sourceNames(fs.Args())
-	for i, path := range fs.Args() {
-		f, err := results.ReadFile(path)
-		if err != nil {
-			return bad("%v", err)
-		}
-		sources[i] = report.Source{Name: names[i], File: f}
+	sources, err := report.ReadSources(fs.Args())
+	if err != nil {
+		return bad("%v", err)
 	}
-	if err := writeReport(*out, sources, *title, stdout); err != nil {
+	written, err := report.Write(*out, sources, report.Options{Title: *title})
+	for _, p := range written {
+		fmt.Fprintln(stdout, p)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "lockbench report: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
-}
-
-// sourceNames labels each file by its base name, or by the path as given when two files share
-// a base name (base/x.json and new/x.json).
-func sourceNames(paths []string) []string {
-	count := make(map[string]int)
-	for _, p := range paths {
-		count[filepath.Base(p)]++
-	}
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = filepath.Base(p)
-		if count[names[i]] > 1 {
-			names[i] = p
-		}
-	}
-	return names
-}
-
-// writeReport builds the report of the sources and writes it into dir, printing the paths.
-func writeReport(dir string, sources []report.Source, title string, stdout io.Writer) error {
-	rep, err := report.Build(sources, report.Options{Title: title})
-	if err != nil {
-		return err
-	}
-	written, err := rep.WriteFiles(dir)
-	for _, p := range written {
-		fmt.Fprintln(stdout, p)
-	}
-	return err
-}
-
-// runReport writes the report of lockbench run's results into dir (--report).
-func runReport(dir string, file *results.File, ui *progressUI) error {
-	var paths bytes.Buffer
-	if err := writeReport(dir, []report.Source{{File: file}}, "", &paths); err != nil {
-		return err
-	}
-	ui.line("report: %s (and %d PNG charts)", filepath.Join(dir, report.HTMLName), strings.Count(paths.String(), "\n")-1)
-	return nil
 }

@@ -166,7 +166,7 @@ func TestSecureStartDockerServerName(t *testing.T) {
 		flags := strings.Join(secureFlags(s, compose.KindSentinel, false), " ")
 		st := kept.State{Topology: "sentinel", Addrs: []string{"172.18.0.5:26379"}, Description: &compose.Description{Kind: compose.KindSentinel, MasterName: "mymaster"},
 			Secure: &kept.Secure{TLS: true, CAFile: s.CAFile, ServerName: s.ServerName, User: target.SecureUser, PasswordFile: s.PasswordFile}}
-		line := runLine(st)
+		line := st.RunLine()
 		named := strings.Contains(flags, "--tls-server-name "+target.SecureServerName) && strings.Contains(line, "--tls-server-name "+target.SecureServerName)
 		if named != (provider == providerDocker) {
 			t.Errorf("%s: generator flags %q, run line %q: --tls-server-name for docker only", provider, flags, line)

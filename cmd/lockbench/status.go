@@ -1,20 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/kept"
 	"io"
 	"io/fs"
-	"net"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/lockbench/lockbench/kept"
 )
 
 const statusExamples = `
@@ -41,31 +35,21 @@ type statusFlags struct {
 
 func parseStatusFlags(args []string, stdout, stderr io.Writer) (*statusFlags, int, bool) {
 	f := &statusFlags{}
-	fs := pflag.NewFlagSet("lockbench status", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("status", stderr)
 	fs.StringVar(&f.name, "name", "", "show only the topology of this lockbench up --name (default: all)")
 	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files lockbench up writes")
 	fs.DurationVar(&f.timeout, "timeout", time.Second, "how long each node has to answer PING")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*statusFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench status: "+format+"\nRun 'lockbench status --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench status [--name NAME] [flags]\n\nList the topologies lockbench up runs and whether each node answers PING.\n\nFlags:\n%s%s", fs.FlagUsages(), statusExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*statusFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench status [--name NAME] [flags]\n\nList the topologies lockbench up runs and whether each node answers PING.", statusExamples); done {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
 	if f.name != "" {
-		if err := checkName(f.name); err != nil {
-			return bad("%v", err)
+		if err := kept.CheckName(f.name); err != nil {
+			return bad("--%v", err)
 		}
 	}
 	if f.timeout <= 0 {
@@ -123,66 +107,25 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 
 // showStatus prints one topology and reports whether its up runs and every node answers.
 func showStatus(w io.Writer, st kept.State, timeout time.Duration) bool {
+	h := kept.Check(st, timeout)
 	head := fmt.Sprintf("%s  %s  %s  pid %d", st.Name, st.Topology, st.Provider, st.Pid)
-	switch {
-	case !kept.UpAlive(st.Pid):
+	switch h.Phase {
+	case kept.Dead:
 		fmt.Fprintf(w, "%s  STALE: the up process is gone; 'lockbench down --name %s' cleans up\n", head, st.Name)
 		return false
-	case st.Description == nil:
+	case kept.Starting:
 		fmt.Fprintf(w, "%s  starting for %v\n", head, time.Since(st.Started).Round(time.Second))
 		return false
 	}
 	fmt.Fprintf(w, "%s  up %v\n", head, time.Since(st.Ready).Round(time.Second))
-	nodes := st.Description.Nodes
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Go(func() { errs[i] = pingNode(n.Addr, timeout, st.Secure != nil && st.Secure.TLS) })
-	}
-	wg.Wait()
-	ok := true
-	for i, n := range nodes {
+	for i, n := range st.Description.Nodes {
 		state := "ok"
-		if errs[i] != nil {
-			state, ok = fmt.Sprintf("DOWN (%v)", errs[i]), false
+		if err := h.Nodes[i]; err != nil {
+			state = fmt.Sprintf("DOWN (%v)", err)
 		}
 		fmt.Fprintf(w, "  %-21s %-8s %s\n", n.Addr, n.Role, state)
 	}
 	fmt.Fprintf(w, "  addr %s\n", strings.Join(st.Addrs, ","))
-	fmt.Fprintf(w, "  run  %s\n", runLine(st))
-	return ok
-}
-
-// pingNode sends an inline PING to addr on a fresh connection (TLS with useTLS), all within
-// timeout; anything but +PONG, or -NOAUTH from a node started with --auth, (a refused
-// connection, -LOADING, silence) is an error.
-func pingNode(addr string, timeout time.Duration, useTLS bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var d net.Dialer
-	var conn net.Conn
-	var err error
-	if useTLS {
-		// Whether the node answers, not who it is: the run line's CA checks that.
-		conn, err = (&tls.Dialer{NetDialer: &d, Config: &tls.Config{InsecureSkipVerify: true}}).DialContext(ctx, "tcp", addr) //nolint:gosec // liveness only
-	} else {
-		conn, err = d.DialContext(ctx, "tcp", addr)
-	}
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	dl, _ := ctx.Deadline()
-	conn.SetDeadline(dl)
-	if _, err := io.WriteString(conn, "PING\r\n"); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("no answer to PING: %w", err)
-	}
-	if line = strings.TrimSpace(line); line != "+PONG" && !strings.HasPrefix(line, "-NOAUTH") {
-		return fmt.Errorf("PING answered %q", line)
-	}
-	return nil
+	fmt.Fprintf(w, "  run  %s\n", st.RunLine())
+	return h.OK()
 }

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/kept"
-	"github.com/lockbench/lockbench/target"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/kept"
 	"github.com/lockbench/lockbench/pin"
-	"github.com/spf13/pflag"
+	"github.com/lockbench/lockbench/target"
 )
 
 const upExamples = `
@@ -56,30 +54,20 @@ type upFlags struct {
 
 func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
 	f := &upFlags{}
-	fs := pflag.NewFlagSet("lockbench up", pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("up", stderr)
 	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
 	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
-	fs.StringVar(&f.provider, "provider", providerNative, "native (redis-server processes from PATH) or docker (containers of --image)")
+	fs.StringVar(&f.provider, "provider", target.ProviderNative, "native (redis-server processes from PATH) or docker (containers of --image)")
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringVar(&f.name, "name", kept.DefaultName, "name of this topology, so that several can run at once; down and status take it too")
 	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files that down and status read")
 	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
 	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
 	cpuList := fs.String("server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
-	help := fs.BoolP("help", "h", false, "show this help")
 
-	bad := func(format string, a ...any) (*upFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench up: "+format+"\nRun 'lockbench up --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprintf(stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.\n\nFlags:\n%s%s", fs.FlagUsages(), upExamples)
-		return nil, exitOK, false
+	bad := func(format string, a ...any) (*upFlags, int, bool) { return nil, fs.bad(format, a...), false }
+	if code, done := fs.parse(args, stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.", upExamples); done {
+		return nil, code, false
 	}
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
@@ -101,28 +89,29 @@ func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool)
 		spec.MasterName = compose.DefaultMasterName
 	}
 	f.spec = spec
-	if f.provider != providerNative && f.provider != providerDocker {
+	if f.provider != target.ProviderNative && f.provider != target.ProviderDocker {
 		return bad("--provider %q: want native or docker", f.provider)
 	}
 	if fs.Changed("image") {
-		if f.provider != providerDocker {
+		if f.provider != target.ProviderDocker {
 			return bad("--image is for --provider docker")
 		}
-		if err := checkImageRef(f.image); err != nil {
+		if err := docker.CheckImageRef(f.image); err != nil {
 			return bad("--image: %v", err)
 		}
 	}
-	if err := checkName(f.name); err != nil {
-		return bad("%v", err)
+	if err := kept.CheckName(f.name); err != nil {
+		return bad("--%v", err)
 	}
 	if fs.Changed("server-cpus") {
 		avail, err := pin.Available()
 		if err != nil {
 			return bad("%v", err)
 		}
-		var msg string
-		if f.cpus, msg = parseCPUFlag("server-cpus", *cpuList, avail); msg != "" {
-			return bad("%s", msg)
+		if f.cpus, err = pin.ParseUsable(*cpuList, avail); errors.Is(err, pin.ErrNotAvailable) {
+			return bad("--server-cpus %v", err)
+		} else if err != nil {
+			return bad("--server-cpus: %v", err)
 		}
 	}
 	if f.stateDir == "" {
@@ -147,45 +136,21 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts(func(sig os.Signal) { logf("%v: stopping the topology (again to quit at once)", sig) }, cancel)
 	defer in.release()
 
-	st := kept.State{Name: f.name, Pid: os.Getpid(), Provider: f.provider, Topology: f.spec.String(), Started: time.Now()}
-	if owner, err := kept.Claim(f.stateDir, st); err != nil {
+	up, err := kept.NewUp(kept.UpOptions{Dir: f.stateDir, Name: f.name, Provider: f.provider, Image: f.image,
+		Topology: f.spec, Auth: f.auth, TLS: f.tls, CPUs: f.cpus})
+	if err != nil {
 		if errors.Is(err, kept.ErrRunning) {
-			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, owner.Name)
+			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, f.name)
 		} else {
 			logf("%v", err)
 		}
 		return exitFailure
 	}
-	path := kept.Path(f.stateDir, f.name)
-	defer os.Remove(path)
+	defer up.Close()
+	in.onHardStop(up.Abandon)
 
-	in.onHardStop(func() {
-		// Native nodes die with us (compose sets a parent-death signal); containers are
-		// removed by testcontainers' reaper once our session ends.
-		os.Remove(path)
-		os.RemoveAll(kept.SecretsPath(f.stateDir, f.name))
-	})
-
-	var native compose.NativeOptions
-	if f.auth || f.tls {
-		// Beside the state file, so that the run line can name them for as long as the
-		// topology runs; removed when it stops.
-		sec, err := target.NewSecure(kept.SecretsPath(f.stateDir, f.name), f.provider, f.auth, f.tls)
-		if err != nil {
-			logf("%v", err)
-			return exitFailure
-		}
-		defer sec.Remove()
-		native = sec.Native
-		st.Secure = &kept.Secure{TLS: f.tls, CAFile: sec.CAFile, ServerName: sec.ServerName, PasswordFile: sec.PasswordFile}
-		if f.auth {
-			st.Secure.User = target.SecureUser
-		}
-	}
-	native.CPUs = f.cpus
 	logf("starting %s (%s provider)", f.spec, f.provider)
-	topo, err := target.Start(ctx, f.provider, f.image, f.spec, native)
-	if err != nil {
+	if err := up.Start(ctx); err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -194,19 +159,15 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer func() {
 		logf("stopping %s", f.spec)
-		if err := topo.Close(); err != nil {
+		if err := up.Stop(); err != nil {
 			logf("stop: %v", err)
 			return
 		}
 		logf("stopped")
 	}()
 
-	desc := topo.Describe()
-	if desc.Kind == compose.KindSentinel && desc.MasterName == "" {
-		desc.MasterName = f.spec.MasterName
-	}
-	st.Ready, st.Addrs, st.Description, st.NodePids = time.Now(), topo.Addrs(), &desc, nodePids(topo, desc)
-	if err := kept.Write(f.stateDir, st); err != nil {
+	st, err := up.Publish()
+	if err != nil {
 		logf("%v", err)
 		return exitFailure
 	}
@@ -215,17 +176,6 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 
 	<-ctx.Done()
 	return exitOK
-}
-
-// nodePids returns the node processes of topologies that expose them (native ones).
-func nodePids(t compose.Topology, desc compose.Description) []int {
-	var pids []int
-	for _, n := range desc.Nodes {
-		if pid := target.NodePid(t, n.Addr); pid > 0 {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // writeUpSummary prints what a started topology is, one "key value" line each, for people and
@@ -240,40 +190,5 @@ func writeUpSummary(w io.Writer, st kept.State) {
 	if st.Description.MasterName != "" {
 		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
 	}
-	fmt.Fprintf(w, "run         %s\n", runLine(st))
-}
-
-// runLine is the lockbench run command line that benchmarks the topology of st.
-func runLine(st kept.State) string {
-	line := "lockbench run"
-	if st.Description.Kind != compose.KindSingle {
-		line += " --topology " + st.Topology
-	}
-	line += " --addr " + strings.Join(st.Addrs, ",")
-	if st.Description.MasterName != "" {
-		line += " --master-name " + st.Description.MasterName
-	}
-	if sec := st.Secure; sec != nil {
-		if sec.TLS {
-			line += " --tls --tls-ca-file " + sec.CAFile
-			if sec.ServerName != "" {
-				line += " --tls-server-name " + sec.ServerName
-			}
-		}
-		if sec.User != "" {
-			line += " --user " + sec.User + " --password-file " + sec.PasswordFile
-			if st.Description.Kind == compose.KindSentinel {
-				line += " --sentinel-user " + sec.User + " --sentinel-password-file " + sec.PasswordFile
-			}
-		}
-	}
-	return line
-}
-
-// checkName refuses a --name that is not a plain file name: it names a state file.
-func checkName(name string) error {
-	if !kept.ValidName(name) {
-		return fmt.Errorf("--name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
-	}
-	return nil
+	fmt.Fprintf(w, "run         %s\n", st.RunLine())
 }
