@@ -58,6 +58,9 @@ func TestPartitionedSentinelMaster(t *testing.T) {
 	}
 	for _, name := range []string{"lockcore", "naive"} {
 		t.Run(name, func(t *testing.T) {
+			// A topology of its own (containers and networks labelled with its id): the two
+			// drivers' failovers, most of this test's time, run at once.
+			t.Parallel()
 			topo := start(t, compose.Spec{Kind: compose.KindSentinel})
 			ctx := t.Context()
 			oldMaster := topo.Describe().Nodes[0].Addr
