@@ -56,6 +56,7 @@ func TestPartitionedSentinelMaster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Docker containers and waits for a failover")
 	}
+	t.Parallel() // with TestStartOnDocker and TestFailedTestLeavesNothing, after the sequential tests
 	for _, name := range []string{"lockcore", "naive"} {
 		t.Run(name, func(t *testing.T) {
 			// A topology of its own (containers and networks labelled with its id): the two

@@ -70,6 +70,7 @@ func TestBuildImageIsCached(t *testing.T) {
 }
 
 func TestStartOnDocker(t *testing.T) {
+	t.Parallel() // every topology is its own; see the subtests
 	cases := []struct {
 		spec      string
 		nodes     int
