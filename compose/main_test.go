@@ -7,11 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/testparallel"
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests: the reaper and the
 // readiness watcher must all end once servers are closed or starts have failed.
+//
+// The parallel tests mostly wait for the deployments they start to become ready, so more of them
+// run at once than go test's default (GOMAXPROCS).
 func TestMain(m *testing.M) {
+	testparallel.Default(4)
 	code := m.Run()
 	if code == 0 {
 		if leaked := leakedGoroutines(2 * time.Second); leaked != "" {

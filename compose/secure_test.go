@@ -41,6 +41,7 @@ func TestSecureTopologies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sentinel deployment and a cluster")
 	}
+	t.Parallel() // its own servers; most of its time is waiting for them to be ready
 	opt, trust := secureOptions(t)
 	ctx := t.Context()
 	single := startTest(t, opt)

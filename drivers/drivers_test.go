@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/testparallel"
 	"go.uber.org/goleak"
 )
 
@@ -22,7 +23,11 @@ import (
 // design and are not ours to stop: rueidis' cluster client closes connections it dropped from
 // its slot map 5 s after a refresh, and go-redis, once a dead server has failed a pool's worth of
 // dials, probes it every second and sees Close only after its sleep.
+//
+// The parallel tests mostly wait on the deployments they start, so more of them run at once than
+// go test's default (GOMAXPROCS).
 func TestMain(m *testing.M) {
+	testparallel.Default(4)
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2"),
 		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
@@ -172,6 +177,8 @@ func handOver(t *testing.T, l drivers.Locker, name string) {
 	}
 }
 
+// Not parallel: 32 workers per driver keep the CPU busy, and beside other tests that starves
+// rueidislock's 20 ms attempts into timeouts on a 2-core machine.
 func TestDriversExcludeAndRelease(t *testing.T) {
 	for _, name := range drivers.Names() {
 		t.Run(name, func(t *testing.T) {
@@ -212,8 +219,10 @@ func TestDriversExcludeAndRelease(t *testing.T) {
 // TestDriversLockHonoursContext checks that Lock on a taken lock returns the context's error
 // when it ends, and that the lock is still the holder's afterwards.
 func TestDriversLockHonoursContext(t *testing.T) {
+	t.Parallel()
 	for _, name := range drivers.Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // a server of its own
 			l := open(t, name, 2)
 			ctx := context.Background()
 			a, b := l.NewWorker(), l.NewWorker()
@@ -275,6 +284,7 @@ func TestDriversBadConfig(t *testing.T) {
 
 // TestDriversUnreachable checks that Open fails, and soon, when nothing listens at the address.
 func TestDriversUnreachable(t *testing.T) {
+	t.Parallel() // dials that fail; no server of its own to share
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -353,6 +353,7 @@ func TestLockcoreMulti(t *testing.T) {
 // TestLockcoreMultiOnCluster checks that sets whose keys hash to different slots, on different
 // masters, are taken all or nothing without CROSSSLOT.
 func TestLockcoreMultiOnCluster(t *testing.T) {
+	t.Parallel() // its own cluster, mostly waited for
 	c := redistest.NewCluster(t)
 	cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Needs: drivers.KindMulti, Concurrency: 8}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestParseDriverOptions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		spec     string
 		settings map[string]string // settings that must contain the given text
@@ -45,6 +46,7 @@ func TestParseDriverOptions(t *testing.T) {
 		{"redisson-fair:fair_wait=5s", map[string]string{"fair_wait_time": "5s", "profile": "Redisson " + drivers.RedissonDefaultVersion}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
+			t.Parallel() // a server of its own
 			d, err := drivers.Parse(tc.spec)
 			if err != nil {
 				t.Fatal(err)

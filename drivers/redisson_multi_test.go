@@ -98,6 +98,7 @@ func TestRedissonMultiLease(t *testing.T) {
 // TestRedissonMultiOnCluster checks multi-locks whose names hash to slots on different masters:
 // one script per lock, so no CROSSSLOT, and still all or nothing without deadlock.
 func TestRedissonMultiOnCluster(t *testing.T) {
+	t.Parallel() // its own cluster, mostly waited for
 	c := redistest.NewCluster(t)
 	cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Needs: drivers.KindMulti, Concurrency: 8}
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})

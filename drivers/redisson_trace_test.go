@@ -457,7 +457,9 @@ func parseCommandstats(info string) map[string]int64 {
 // cluster (3 masters with a replica each) that the 3.43 and 3.52 profiles send a WAIT with every
 // lock and unlock script (syncedEval) and 3.23 none.
 func TestRedissonSyncedWait(t *testing.T) {
+	t.Parallel() // its own deployments, mostly waited for
 	t.Run("sentinel", func(t *testing.T) {
+		t.Parallel()
 		s := redistest.NewSentinel(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -470,6 +472,7 @@ func TestRedissonSyncedWait(t *testing.T) {
 		syncedWaits(t, cfg, func() map[string]int64 { return commandCalls(t, rdb) })
 	})
 	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
 		c := redistest.NewCluster(t)
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 		defer rdb.Close()

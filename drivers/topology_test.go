@@ -43,12 +43,14 @@ func onTopology(t *testing.T, cfg drivers.Config) {
 }
 
 func TestDriversOnSentinel(t *testing.T) {
+	t.Parallel() // its own deployment, mostly waited for
 	s, err := compose.StartSentinel(t.Context(), compose.NativeOptions{}, "")
 	s = started(t, s, err)
 	onTopology(t, drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName()})
 }
 
 func TestDriversOnCluster(t *testing.T) {
+	t.Parallel() // its own cluster, mostly waited for
 	c, err := compose.StartCluster(t.Context(), compose.NativeOptions{})
 	c = started(t, c, err)
 	onTopology(t, drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs()})
@@ -58,6 +60,7 @@ func TestDriversOnCluster(t *testing.T) {
 // every master and exclude each other; with one master dead the quorum of two still grants
 // locks; with two dead Lock fails with an error instead of waiting forever.
 func TestRedsyncMasters(t *testing.T) {
+	t.Parallel() // its own masters; most of its time is starting them and redsync's retries on dead ones
 	m, err := compose.StartMasters(t.Context(), compose.NativeOptions{}, 3)
 	m = started(t, m, err)
 	addrs := m.Addrs()

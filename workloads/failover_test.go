@@ -20,12 +20,15 @@ func TestSentinelFailoverMidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sentinel deployment and waits for a failover")
 	}
-	t.Parallel() // its own deployment; most of its minute is waiting for the failover
+	t.Parallel() // its own deployments; most of its time is waiting for the failover
 	// naive and redislock run with go-redis's default retries and with none (retries=0): a
 	// command sent again after a failure whose first attempt ran must still not grant a lock
 	// twice; violations, which asynchronous replication can cause on its own, are logged.
 	for _, name := range []string{"lockcore", "naive", "naive:retries=0", "redislock", "redislock:retries=0"} {
 		t.Run(name, func(t *testing.T) {
+			// Each driver has a deployment of its own, so the five 8 s phases and their
+			// failovers run at once rather than one after another.
+			t.Parallel()
 			s := redistest.NewSentinel(t)
 			ctx := t.Context()
 			oldMaster, err := s.MasterAddr(ctx)

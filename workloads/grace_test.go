@@ -31,6 +31,7 @@ func (d *stuckRelease) Unlock(ctx context.Context, _ string) error {
 // The release grace counts from the end of the measured phase even when the caller's ctx never
 // ends: releases hanging on a stalled server cannot keep the run going.
 func TestReleaseGraceEndsStuckReleasesAfterThePhase(t *testing.T) {
+	t.Parallel() // no server; it waits out the 5 s release grace
 	d := &stuckRelease{}
 	const phase = 300 * time.Millisecond
 	time.AfterFunc(100*time.Millisecond, func() { d.stuck.Store(true) })

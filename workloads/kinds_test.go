@@ -237,6 +237,7 @@ func TestMultilockOnLockcore(t *testing.T) {
 
 // TestMultilockOnCluster takes sets whose keys lie in different slots of a 3-master cluster.
 func TestMultilockOnCluster(t *testing.T) {
+	t.Parallel() // a cluster of its own; most of its time is starting it
 	c := redistest.NewCluster(t)
 	cfg := short
 	cfg.Keys, cfg.Fanout, cfg.Duration = 20, 4, 500*time.Millisecond

@@ -189,6 +189,11 @@ func TestOpenLoopAboveSaturation(t *testing.T) {
 
 // Every driver runs every workload it supports in the open loop.
 func TestOpenLoopOnEveryDriverAndWorkload(t *testing.T) {
+	// At most two runs at once, as under go test's default -parallel on 2 cores (TestMain raises
+	// it for the tests that wait): rueidislock counts an attempt slower than its 20 ms
+	// TryNextAfter as a timeout, and four of these runs side by side on a loaded machine made
+	// that happen twice in two runs.
+	slots := make(chan struct{}, 2)
 	for _, wname := range Names() {
 		w, _ := Get(wname)
 		for _, dname := range drivers.Names() {
@@ -202,6 +207,8 @@ func TestOpenLoopOnEveryDriverAndWorkload(t *testing.T) {
 					t.Skip("longhold needs holds longer than the lease; its own tests run it")
 				}
 				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
 				srv := redistest.NewServer(t)
 				run, err := Run(context.Background(), Plan{
 					Workload: w, Driver: d, Target: drivers.Config{Topology: "single", Addrs: srv.Addrs()},

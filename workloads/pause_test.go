@@ -49,6 +49,7 @@ var pauseSilent = map[string]string{
 // within the bound with the server still stopped, and the releases the pause caught fail on the
 // client's timeout and are counted as timeouts.
 func TestServerPausedMidRun(t *testing.T) {
+	t.Parallel() // each run pauses a server of its own; most of the time is waiting on it
 	for name := range pauseSilent {
 		if _, err := drivers.Get(name); err != nil {
 			t.Errorf("pauseSilent lists %s: %v", name, err)
@@ -80,6 +81,7 @@ func TestServerPausedMidRun(t *testing.T) {
 // A server paused for pauseResumeAfter and resumed must not end the run on any driver: commands
 // sent during the pause get their replies after the resume and the workers go on taking locks.
 func TestServerPausedAndResumedMidRun(t *testing.T) {
+	t.Parallel() // each run pauses a server of its own; most of the time is waiting on it
 	for _, name := range drivers.Names() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -56,8 +56,12 @@ func TestPartitionedSentinelMaster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Docker containers and waits for a failover")
 	}
+	t.Parallel() // with TestStartOnDocker and TestFailedTestLeavesNothing, after the sequential tests
 	for _, name := range []string{"lockcore", "naive"} {
 		t.Run(name, func(t *testing.T) {
+			// A topology of its own (containers and networks labelled with its id): the two
+			// drivers' failovers, most of this test's time, run at once.
+			t.Parallel()
 			topo := start(t, compose.Spec{Kind: compose.KindSentinel})
 			ctx := t.Context()
 			oldMaster := topo.Describe().Nodes[0].Addr

@@ -14,13 +14,18 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
+	"github.com/lockbench/lockbench/internal/testparallel"
 	"go.uber.org/goleak"
 )
 
 // TestMain fails the run if a goroutine outlives the tests (a failed Available must not leave
 // a client or log follower behind), or if a container or network this binary started is
 // still there: every test removes what it started, failed ones included.
+//
+// Most of the parallel tests' time is waiting on containers and failovers, so more of them run
+// at once than go test's default (GOMAXPROCS).
 func TestMain(m *testing.M) {
+	testparallel.Default(4)
 	code := dockertest.AfterTests(m.Run())
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -65,6 +70,7 @@ func TestBuildImageIsCached(t *testing.T) {
 }
 
 func TestStartOnDocker(t *testing.T) {
+	t.Parallel() // every topology is its own; see the subtests
 	cases := []struct {
 		spec      string
 		nodes     int
@@ -79,6 +85,7 @@ func TestStartOnDocker(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec, func(t *testing.T) {
+			t.Parallel() // a topology of its own; what it checks after Close is labelled with its id
 			spec, err := compose.ParseSpec(tc.spec)
 			if err != nil {
 				t.Fatal(err)
@@ -276,6 +283,9 @@ func TestFailingHelper(t *testing.T) {
 // A test that fails with a topology running still removes it (t.Cleanup), and its binary's
 // TestMain finds nothing left.
 func TestFailedTestLeavesNothing(t *testing.T) {
+	// What it checks is labelled with its subprocess's pid; tests that look for this process's
+	// own leftovers (TestCancelledStartLeavesNothing) are not parallel and so never overlap it.
+	t.Parallel()
 	dockertest.Image(t)
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestFailingHelper$")
 	cmd.Env = append(os.Environ(), "LOCKBENCH_FAILING_HELPER=1")

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/thresholds"
@@ -24,8 +24,8 @@ var out = flag.String("out", "", "directory for the result file (default: a temp
 // before its statistical test can call a difference a regression: -args -rounds 5.
 var rounds = flag.Int("rounds", 1, "runs per driver, interleaved")
 
-// benchDrivers run one after the other, each on a keyspace emptied before it; the first is the
-// one under test, the second its baseline.
+// benchDrivers are the drivers compared, in drivers.Parse syntax ("lockcore:handoff=0" takes
+// options); the first is the one under test, the second its baseline.
 var benchDrivers = []string{"lockcore", "redisson"}
 
 // benchThresholds gate the run: a ratio between two drivers measured side by side holds on a
@@ -38,11 +38,13 @@ var benchThresholds = []string{
 }
 
 // TestLockBenchmark starts a redis-server, runs the contention workload on each driver for a
-// second, checks the thresholds and writes the result file.
+// second with bench.Run (as lockbench run does), checks the thresholds and writes the result
+// file.
 func TestLockBenchmark(t *testing.T) {
 	if *rounds < 1 {
 		t.Fatalf("-rounds %d: want at least 1", *rounds)
 	}
+	// Parsed before anything runs, so that a typo fails at once.
 	ths := make([]thresholds.Threshold, len(benchThresholds))
 	for i, expr := range benchThresholds {
 		var err error
@@ -62,58 +64,47 @@ func TestLockBenchmark(t *testing.T) {
 	}
 	defer tgt.Close()
 
+	spec := bench.Spec{
+		Drivers: benchDrivers,
+		Config: workloads.Config{ // lockbench run's --concurrency, --keys, --duration, --warmup
+			Concurrency: 16,
+			Keys:        1000,
+			Duration:    time.Second,
+			Warmup:      200 * time.Millisecond,
+		},
+		Repeat:     *rounds,
+		Topology:   tgt.Info().Spec,
+		Thresholds: ths,
+		// lockbench run's default --stall-threshold: a server that leaves a PING unanswered
+		// this long during a phase fails the run, rather than passing with what it measured.
+		StallThreshold: 2 * time.Second,
+	}
+	// The file's header is the caller's: what lockbench run records about the deployment.
 	file := results.NewFile("gobench", []string{"go", "test", "-run", t.Name()})
 	file.RedisVersion = tgt.RedisVersion(ctx)
 	file.Topology = tgt.Info()
-	cfg := workloads.Config{
-		Concurrency: 16,
-		Keys:        1000,
-		Duration:    time.Second,
-		Warmup:      200 * time.Millisecond,
-	}
-	file.Deployment = tgt.Deployment(ctx, cfg.Concurrency)
-	w, err := workloads.Get("contention")
-	if err != nil {
-		t.Fatal(err)
-	}
-	file.Repeat = *rounds
-	for round := 1; round <= *rounds; round++ {
-		for _, name := range roundOrder(benchDrivers, round) {
-			// A lock left by the previous driver would make this one wait for its lease.
-			if _, err := tgt.Clean(ctx, workloads.DefaultKeyPrefix, nil); err != nil {
-				t.Fatal(err)
-			}
-			drv, err := drivers.Parse(name) // "lockcore:handoff=0" and the like take options
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := workloads.Run(ctx, workloads.Plan{
-				Workload:    w,
-				Config:      cfg,
-				Driver:      drv,
-				Target:      tgt.DriverConfig(0), // 0: each driver's default lease
-				ServerStats: tgt.ServerStats,     // commands and Redis CPU per acquisition
-			})
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			run.Round = round // report and compare pair the drivers of one round
-			run.TopologySpec = file.Topology.Spec
-			t.Logf("%s: %.0f acq/s, acquire p99 %.0f µs, %.2f Redis commands per acquisition, %d errors, %d violations",
-				name, run.ThroughputPerS, run.AcquireLatencyUS.P99, run.RedisCommandsPerAcquisition, run.Errors, run.Violations)
-			file.Complete = file.Complete && run.Complete
-			file.Runs = append(file.Runs, run)
-		}
-	}
+	file.Deployment = tgt.Deployment(ctx, spec.Config.Concurrency)
 
+	// Every driver, every round, drivers in rotated order; each run from a clean keyspace,
+	// audited afterwards; thresholds checked at the end.
+	res, err := bench.Run(ctx, tgt, spec, bench.Options{File: file, Reporter: logReporter{t}})
+	if err != nil {
+		t.Fatal(err) // a spec or workload configuration that cannot run at all
+	}
+	for _, run := range file.Runs {
+		t.Logf("%s round %d: %.0f acq/s, acquire p99 %.0f µs, %.2f Redis commands per acquisition, %d errors, %d violations",
+			run.Driver, run.Round, run.ThroughputPerS, run.AcquireLatencyUS.P99, run.RedisCommandsPerAcquisition, run.Errors, run.Violations)
+	}
 	var report strings.Builder
-	checked := thresholds.Check(ths, file.Runs)
-	if err := thresholds.WriteReport(&report, checked); err != nil {
+	if err := thresholds.WriteReport(&report, res.Thresholds); err != nil {
 		t.Fatal(err)
 	}
 	t.Log(report.String())
-	if n := thresholds.Failed(checked); n > 0 {
-		t.Errorf("%d of %d thresholds failed", n, len(checked))
+	if res.Failed {
+		t.Errorf("a run failed (the log says why): lockbench run would exit 1")
+	}
+	if res.ThresholdsFailed > 0 {
+		t.Errorf("%d of %d thresholds failed", res.ThresholdsFailed, len(res.Thresholds))
 	}
 
 	dir := *out
@@ -128,6 +119,15 @@ func TestLockBenchmark(t *testing.T) {
 	checkResultFile(t, path, ths)
 }
 
+// logReporter is a bench.Reporter that logs the session's lines with t.Logf and leaves out the
+// per-second progress, which a terminal shows and a test log does not need.
+type logReporter struct{ t *testing.T }
+
+func (r logReporter) Line(format string, a ...any) { r.t.Logf(format, a...) }
+func (logReporter) Progress(workloads.Progress)    {}
+func (logReporter) SetRound(round, rounds int)     {}
+func (logReporter) Clear()                         {}
+
 // checkResultFile reads the file back as lockbench report and compare do, and checks that it
 // holds both drivers' runs, their histograms, and the thresholds' verdicts of the run.
 func checkResultFile(t *testing.T, path string, ths []thresholds.Threshold) {
@@ -140,16 +140,17 @@ func checkResultFile(t *testing.T, path string, ths []thresholds.Threshold) {
 		t.Errorf("file: schema %d, complete %v, topology %+v; want schema %d, complete, a native topology",
 			f.Schema, f.Complete, f.Topology, results.SchemaVersion)
 	}
-	if len(f.Runs) != *rounds*len(benchDrivers) {
-		t.Fatalf("file has %d runs, want %d per driver %v", len(f.Runs), *rounds, benchDrivers)
+	if len(f.Runs) != *rounds*len(benchDrivers) || f.Repeat != *rounds {
+		t.Fatalf("file has %d runs of %d rounds, want %d per driver %v", len(f.Runs), f.Repeat, *rounds, benchDrivers)
 	}
 	for i, run := range f.Runs {
 		acquire, _, _, err := run.Histograms.Decode()
+		order := bench.RoundOrder(benchDrivers, run.Round-1)
 		switch {
 		case err != nil:
 			t.Errorf("run %d: %v", i, err)
-		case run.Driver != roundOrder(benchDrivers, run.Round)[i%len(benchDrivers)]:
-			t.Errorf("run %d (round %d) is %s's, want the order %v", i, run.Round, run.Driver, roundOrder(benchDrivers, run.Round))
+		case run.Driver != order[i%len(benchDrivers)]:
+			t.Errorf("run %d (round %d) is %s's, want the order %v", i, run.Round, run.Driver, order)
 		case run.Acquisitions == 0 || acquire.TotalCount() != run.Acquisitions:
 			t.Errorf("%s: %d acquisitions, %d in the acquire histogram; want the same, not 0",
 				run.Driver, run.Acquisitions, acquire.TotalCount())
@@ -161,17 +162,6 @@ func checkResultFile(t *testing.T, path string, ths []thresholds.Threshold) {
 	if n := thresholds.Failed(thresholds.Check(ths, f.Runs)); n > 0 {
 		t.Errorf("%d thresholds fail on the file read back", n)
 	}
-}
-
-// roundOrder is the drivers in the order round (1-based) runs them, rotated by one each round
-// as lockbench run --repeat does, so that no driver always runs first on a cold server.
-func roundOrder(names []string, round int) []string {
-	n := len(names)
-	out := make([]string, n)
-	for i := range out {
-		out[i] = names[(i+round-1)%n]
-	}
-	return out
 }
 
 func TestMain(m *testing.M) {
