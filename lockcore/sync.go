@@ -229,6 +229,20 @@ func (c *Client) execScript(ctx context.Context, s *script, keys, args []string)
 	return res[0], nil
 }
 
+// execRelease runs a release script (one that answers an integer, or nil when the owner holds
+// nothing) synced, as execScript does, and returns its answer; a release that ran but whose
+// replicas did not all acknowledge returns the *SyncError, which callers settle as a release
+// of unknown outcome (a fail-over may bring the hold back). A nil answer wrote nothing and is
+// returned as it is.
+func (c *Client) execRelease(ctx context.Context, s *script, keys, args []string) (int64, error) {
+	res, unsynced := c.execScript(ctx, s, keys, args)
+	n, err := res.AsInt64()
+	if unsynced != nil && err == nil {
+		return 0, unsynced
+	}
+	return n, err
+}
+
 // answered reports whether a script's result is an answer that may have written: not a failure
 // (a nil reply is an answer).
 func answered(r rueidis.RedisResult) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,7 +216,6 @@ func TestSyncShortfall(t *testing.T) {
 		return -1
 	}
 	exp0 := expires()
-	renewals0 := c.renewalCount()
 
 	r.pause(t)
 	paused := true
@@ -224,7 +224,6 @@ func TestSyncShortfall(t *testing.T) {
 			r.resume(t)
 		}
 	}()
-	before := c.snapshot()
 
 	// One attempt: no grant, the documented error, nothing left in Redis.
 	m := c.Mutex("sync:a")
@@ -273,9 +272,27 @@ func TestSyncShortfall(t *testing.T) {
 		t.Errorf("fenced TryLock with the replica paused = %d, %v, %v; want 0, false, ErrNotSynced", tok, ok, err)
 	}
 
+	// Fair and read-write grants likewise: the documented error, no hold.
+	fo2 := c.NewOwner()
+	if ok, err := c.FairMutex("sync:fair", FairMutexOptions{}).TryLock(ctx, fo2, 0, 0); ok || !errors.Is(err, ErrNotSynced) {
+		t.Errorf("fair TryLock with the replica paused = %v, %v; want false, ErrNotSynced", ok, err)
+	}
+	rw := c.RWMutex("sync:rw")
+	ro := c.NewOwner()
+	if ok, err := rw.TryRLock(ctx, ro, 0, 0); ok || !errors.Is(err, ErrNotSynced) {
+		t.Errorf("TryRLock with the replica paused = %v, %v; want false, ErrNotSynced", ok, err)
+	}
+	if ok, err := rw.TryLock(ctx, ro, 0, 0); ok || !errors.Is(err, ErrNotSynced) {
+		t.Errorf("RWMutex.TryLock with the replica paused = %v, %v; want false, ErrNotSynced", ok, err)
+	}
+	if n := c.holds.len(); n != 1 {
+		t.Errorf("%d holds in the table with the replica paused; want only the one taken before", n)
+	}
+
 	// Renewals: the watchdog wakes every 200ms and renews a lease set 300ms ago or more, so a
 	// second with the replica paused sends several; none may move the confirmed lease, and the
 	// hold is no longer safe to hand over once the lease it can count on runs low.
+	waitsBefore := c.snapshot().SyncWaits
 	time.Sleep(time.Second)
 	s := c.holds.shard("sync:held")
 	s.mu.Lock()
@@ -289,14 +306,14 @@ func TestSyncShortfall(t *testing.T) {
 	if exp != exp0 {
 		t.Errorf("the confirmed lease moved from %d to %d on renewals the replica never acknowledged", exp0, exp)
 	}
-	if n := c.renewalCount() - renewals0; n != 0 {
-		t.Errorf("%d renewals counted as made with the replica paused", n)
+	if h == nil {
+		t.Error("the hold was dropped as lost: its renewals ran on the master, only the replica missed them")
 	}
 	if safe {
 		t.Error("a hold whose renewals were not synced is still safe to hand over")
 	}
-	if c.snapshot().SyncWaits-before.SyncWaits < 5 {
-		t.Errorf("only %d WAITs in a second with a hold to renew", c.snapshot().SyncWaits-before.SyncWaits)
+	if n := c.snapshot().SyncWaits - waitsBefore; n < 3 {
+		t.Errorf("only %d WAITs in a second with a hold to renew every 200ms: the renewals were not retried", n)
 	}
 
 	// A release: the documented error, and no hold left behind in Redis.
@@ -341,10 +358,11 @@ func TestSyncShortfall(t *testing.T) {
 	// Every unsynced grant and release was undone or cleared: only the token counter stays.
 	deadline = time.Now().Add(5 * time.Second)
 	for {
-		keys, err := r.do(t, "KEYS", "sync:*").AsStrSlice()
+		keys, err := r.do(t, "KEYS", "*sync:*").AsStrSlice()
 		if err != nil {
 			t.Fatal(err)
 		}
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "redisson_lock_token:{sync:fenced}" })
 		if len(keys) == 0 {
 			break
 		}
