@@ -252,6 +252,9 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 		}
 		res, unsynced := c.execScript(detach(ctx), batchScript, b.keys, b.args)
 		vals, err := res.ToArray()
+		if f := syncFailed(unsynced); f != nil {
+			err, unsynced = f, nil
+		}
 		if err == nil && len(vals) != len(b.ops) {
 			err = errBatchReply
 		}
@@ -294,6 +297,9 @@ func (c *Client) single(ctx context.Context, kind opKind, name string, args []st
 	case opPass:
 		res, unsynced = c.execScript(ctx, passScript, []string{name, channelName(name)},
 			[]string{unlockMessage, args[0], args[1], c.publishCmd, args[2], args[3], args[4]})
+	}
+	if f := syncFailed(unsynced); f != nil {
+		return 0, f
 	}
 	n, err := res.AsInt64()
 	if unsynced != nil && (err == nil || rueidis.IsRedisNil(err)) {

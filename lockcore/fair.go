@@ -138,6 +138,9 @@ func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, field, leas
 	c.holds.leaseMaySet(m.name, owner, sent, lease)
 	res, unsynced := c.execScript(detach(ctx), s, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, field, m.waitArg, now})
 	ms, err := res.AsInt64()
+	if f := syncFailed(unsynced); f != nil {
+		err, unsynced = f, nil
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if unsynced != nil {

@@ -118,6 +118,9 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 		return 0, 0, fmt.Errorf("lockcore: fenced lock %q: %w", f.m.name, se)
 	}
 	reply, err := res.AsIntSlice()
+	if f := syncFailed(unsynced); f != nil {
+		err = f
+	}
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}

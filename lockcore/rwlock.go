@@ -128,6 +128,9 @@ func (rw *RWMutex) try(ctx context.Context, owner Owner, write bool, leaseArg st
 		res, unsynced = c.execScript(detach(ctx), rwReadLockScript, []string{rw.name, timeouts}, []string{leaseArg, readField, writeField})
 	}
 	pttl, err := res.AsInt64()
+	if f := syncFailed(unsynced); f != nil {
+		err, unsynced = f, nil
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if write {

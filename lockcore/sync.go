@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -198,6 +199,10 @@ func (c *Client) checkWait(res rueidis.RedisResult, want int64) *SyncError {
 	c.stats.notSynced.Add(1)
 	if err != nil {
 		got = 0
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			// The pipeline's own deadline: no caller's context ended.
+			err = errNoAnswer
+		}
 	}
 	return &SyncError{Want: want, Got: got, Err: err}
 }
@@ -207,16 +212,27 @@ func (c *Client) checkWait(res rueidis.RedisResult, want int64) *SyncError {
 // answered (its answer, which is not an error reply, is then also in the error's reply) but the
 // replicas did not all acknowledge; a script that failed or got no answer returns its result
 // and nil, as without synced mode.
+//
+// A pipeline holding WAIT runs on a dedicated connection, where rueidis applies no write timeout
+// of its own (a blocking command may block as long as it likes), so it gets a deadline here: the
+// WAIT's timeout plus the connection's write timeout. Without one, a call into a partition would
+// wait for the heal, where a pipelined call fails within the write timeout. A call with no
+// answer by then returns errNoAnswer as its error (of unknown outcome, as a lost reply).
 func (c *Client) execScript(ctx context.Context, s *script, keys, args []string) (rueidis.RedisResult, error) {
 	wait, want, ok := c.waitCmd(keys[0])
 	if !ok {
 		return s.exec(ctx, c.rdb, keys, args), nil
 	}
-	res := c.rdb.DoMulti(ctx, s.evalsha(c.rdb, keys, args), wait)
+	dctx, cancel := context.WithTimeout(ctx, c.syncDeadline())
+	defer cancel()
+	res := c.rdb.DoMulti(dctx, s.evalsha(c.rdb, keys, args), wait)
 	if isNoScript(res[0].Error()) {
 		// The EVALSHA ran nothing: send the body, with a WAIT of its own.
 		wait, want, _ = c.waitCmd(keys[0])
-		res = c.rdb.DoMulti(ctx, s.eval(c.rdb, keys, args), wait)
+		res = c.rdb.DoMulti(dctx, s.eval(c.rdb, keys, args), wait)
+	}
+	if res[0].NonRedisError() != nil && dctx.Err() != nil && ctx.Err() == nil {
+		return res[0], errNoAnswer
 	}
 	if !answered(res[0]) {
 		// Failed or no answer: the caller settles that as without synced mode.
@@ -229,6 +245,38 @@ func (c *Client) execScript(ctx context.Context, s *script, keys, args []string)
 	return res[0], nil
 }
 
+// errNoAnswer is the error of a synced call that got no answer within its deadline (see
+// execScript). It wraps os.ErrDeadlineExceeded, as rueidis' own timeouts do, and is no context
+// error: the call was sent, and may have run (unknownOutcome).
+var errNoAnswer = fmt.Errorf("lockcore: no answer within the WAIT timeout and the write timeout: %w", os.ErrDeadlineExceeded)
+
+// syncFailed returns execScript's error when it is the call's own failure (errNoAnswer), nil
+// when it is none or a *SyncError (the script answered).
+func syncFailed(err error) error {
+	if err != nil && !errors.Is(err, ErrNotSynced) {
+		return err
+	}
+	return nil
+}
+
+// syncDeadline bounds a synced pipeline (see execScript): the WAIT's timeout plus the
+// connection's write timeout, rueidis' default (ten keep-alive intervals) when not set.
+func (c *Client) syncDeadline() time.Duration {
+	wt := c.opt.Redis.ConnWriteTimeout
+	if wt <= 0 {
+		ka := c.opt.Redis.Dialer.KeepAlive
+		if ka <= 0 {
+			ka = defaultKeepAlive
+		}
+		wt = 10 * ka
+	}
+	return c.opt.SyncTimeout + wt
+}
+
+// defaultKeepAlive is rueidis' default Dialer.KeepAlive, from which it derives its default
+// write timeout (ten of them).
+const defaultKeepAlive = time.Second
+
 // execRelease runs a release script (one that answers an integer, or nil when the owner holds
 // nothing) synced, as execScript does, and returns its answer; a release that ran but whose
 // replicas did not all acknowledge returns the *SyncError, which callers settle as a release
@@ -236,6 +284,9 @@ func (c *Client) execScript(ctx context.Context, s *script, keys, args []string)
 // returned as it is.
 func (c *Client) execRelease(ctx context.Context, s *script, keys, args []string) (int64, error) {
 	res, unsynced := c.execScript(ctx, s, keys, args)
+	if f := syncFailed(unsynced); f != nil {
+		return 0, f
+	}
 	n, err := res.AsInt64()
 	if unsynced != nil && err == nil {
 		return 0, unsynced

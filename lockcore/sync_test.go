@@ -17,16 +17,15 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// replicated is a master with one replica, two redis-server processes the test started.
-type replicated struct {
-	*testEnv
+// replicaPair is a master with one replica, two redis-server processes the test started.
+type replicaPair struct {
 	master, replica *compose.Single
-	onReplica       rueidis.Client
+	onReplica       rueidis.Client // straight to the replica
 }
 
-// newReplicated starts a master and a replica of it, and waits until the master counts the
+// startReplicaPair starts a master and a replica of it, and waits until the master counts the
 // replica connected and the replica has synced.
-func newReplicated(t *testing.T) *replicated {
+func startReplicaPair(t *testing.T) *replicaPair {
 	t.Helper()
 	// No diskless-sync delay: the replica syncs at once rather than 5 s later.
 	master := redistest.NewServer(t, "--repl-diskless-sync-delay", "0")
@@ -35,20 +34,22 @@ func newReplicated(t *testing.T) *replicated {
 	// Registered after the servers' own clean-ups, so it runs first: a stopped replica would
 	// ignore the SIGTERM that stops it.
 	t.Cleanup(func() { _ = replica.Signal(syscall.SIGCONT) })
-	e := newEnvFor(t, rueidis.ClientOption{InitAddress: []string{master.Addr()}}, []string{master.Addr()}, false)
-	e.addr = master.Addr()
 	r, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{replica.Addr()}, ForceSingleClient: true, DisableCache: true})
 	if err != nil {
 		t.Fatalf("client for the replica: %v", err)
 	}
 	t.Cleanup(r.Close)
-	rp := &replicated{testEnv: e, master: master, replica: replica, onReplica: r}
+	m, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{master.Addr()}, ForceSingleClient: true, DisableCache: true})
+	if err != nil {
+		t.Fatalf("client for the master: %v", err)
+	}
+	defer m.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		info, _ := r.Do(t.Context(), r.B().Info().Section("replication").Build()).ToString()
-		minfo, _ := e.masters[0].Do(t.Context(), e.masters[0].B().Info().Section("replication").Build()).ToString()
+		minfo, _ := m.Do(t.Context(), m.B().Info().Section("replication").Build()).ToString()
 		if strings.Contains(info, "master_link_status:up") && infoInt(minfo, "connected_slaves") == 1 {
-			return rp
+			return &replicaPair{master: master, replica: replica, onReplica: r}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("replica not in sync after 10s:\n%s\n%s", info, minfo)
@@ -57,16 +58,31 @@ func newReplicated(t *testing.T) *replicated {
 	}
 }
 
+// replicated is a replica pair with a test env on its master.
+type replicated struct {
+	*testEnv
+	*replicaPair
+}
+
+// newReplicated starts a replica pair and an env on its master.
+func newReplicated(t *testing.T) *replicated {
+	t.Helper()
+	p := startReplicaPair(t)
+	e := newEnvFor(t, rueidis.ClientOption{InitAddress: []string{p.master.Addr()}}, []string{p.master.Addr()}, false)
+	e.addr = p.master.Addr()
+	return &replicated{testEnv: e, replicaPair: p}
+}
+
 // pause stops the replica's process (SIGSTOP): the master still counts it connected, and every
 // WAIT for it runs out its timeout. resume lets it go on.
-func (r *replicated) pause(t *testing.T) {
+func (r *replicaPair) pause(t testing.TB) {
 	t.Helper()
 	if err := r.replica.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (r *replicated) resume(t *testing.T) {
+func (r *replicaPair) resume(t testing.TB) {
 	t.Helper()
 	if err := r.replica.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -74,7 +90,7 @@ func (r *replicated) resume(t *testing.T) {
 }
 
 // onReplicaExists reports whether key exists on the replica.
-func (r *replicated) onReplicaExists(t *testing.T, key string) bool {
+func (r *replicaPair) onReplicaExists(t *testing.T, key string) bool {
 	t.Helper()
 	n, err := r.onReplica.Do(t.Context(), r.onReplica.B().Exists().Key(key).Build()).AsInt64()
 	if err != nil {
