@@ -53,7 +53,8 @@ const (
 	// SyncAOF sends WAITAOF <local> <replicas> <SyncTimeout> instead: local is 1 when the master
 	// has AOF on (the write is fsynced on the master too), and only replicas that fsynced their
 	// own AOF count, so every replica must run with AOF. Each pipeline then waits for an fsync:
-	// with appendfsync everysec, up to a second.
+	// with appendfsync everysec, up to a second. WAITAOF needs Redis 7.2 or later; an older
+	// server refuses it, and every call then fails with ErrNotSynced.
 	SyncAOF
 	// SyncOff never waits: the fast opt-out. A fail-over can lose grants the replicas had not
 	// received (double grants) and set fencing tokens back.
