@@ -33,7 +33,16 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 		return batch
 	}
 	// A renewal that cannot finish within the interval is pointless; the next tick tries again.
-	ctx, cancel := context.WithTimeout(c.ctx, c.opt.RenewInterval/2)
+	// A synced one gets the whole interval: its WAIT waits for the replicas' acknowledgement
+	// (up to SyncTimeout), and a pipeline holding WAIT may first dial a dedicated connection;
+	// cut at half an interval under load, renewals of short leases failed until they ran out
+	// (TestFamilyOnClusterRWMulti, 300 ms leases, in the full suite under -race). It still
+	// ends within the interval, and the next tick (half an interval later) is skipped at most.
+	timeout := c.opt.RenewInterval / 2
+	if c.syncing() {
+		timeout = c.opt.RenewInterval
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
 	// One pipeline per tick. Plain locks renew by batchScript, one call per batch group (all of
 	// them on one server, one per hash slot on a cluster) of up to maxBatch renewals, or one
