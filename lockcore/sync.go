@@ -147,6 +147,17 @@ func (c *Client) replicasFor(key string) (int64, bool) {
 	return int64(v.one), v.aof
 }
 
+// syncsOn reports whether calls on key wait for replicas: synced mode is on and key's master
+// had replicas (or, with SyncAOF, AOF) at the last refresh. On a cluster one key stands for
+// every master, near enough for the watchdog's deadline, which is all that asks.
+func (c *Client) syncsOn(key string) bool {
+	if !c.syncing() {
+		return false
+	}
+	n, aof := c.replicasFor(key)
+	return n > 0 || c.repl.mode == SyncAOF && aof
+}
+
 // waitCmd is the WAIT (or WAITAOF) to send after writes to key's master, routed to that master,
 // and how many replicas it must report; ok is false when there is nothing to wait for (synced
 // mode off, no replica connected).

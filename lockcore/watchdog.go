@@ -39,7 +39,7 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 	// (TestFamilyOnClusterRWMulti, 300 ms leases, in the full suite under -race). It still
 	// ends within the interval, and the next tick (half an interval later) is skipped at most.
 	timeout := c.opt.RenewInterval / 2
-	if c.syncing() {
+	if c.syncsOn(batch[0].name) {
 		timeout = c.opt.RenewInterval
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, timeout)
