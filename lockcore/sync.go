@@ -130,6 +130,48 @@ type syncer struct {
 	mode    SyncMode // resolved: never SyncAuto
 	timeout int64    // ms
 	view    atomic.Pointer[replicaView]
+	// marks are the replica high-water marks per master (see expect); only New and the
+	// refresher goroutine, one after the other, touch them.
+	marks map[string]*replicaMark
+}
+
+// replicaForget is how long a master must report fewer replicas than it had before the Client
+// waits for only those (see expect).
+const replicaForget = 30 * time.Second
+
+// replicaMark is the most replicas one master (one replication history: master_replid) has had
+// connected, and since when it has reported fewer.
+type replicaMark struct {
+	replid   string
+	high     int32
+	lowSince int64 // Client.now; 0 while it reports high
+}
+
+// expect is how many replicas to wait for on the master at node, which reports live connected
+// replicas and the replication id replid. A master that had replicas and reports fewer is one
+// that lost them: cut off from them by a partition, or left behind by a fail-over that promoted
+// one of them while it still serves clients that have not switched. Its grants are exactly
+// those a fail-over loses, and waiting for only the replicas it still has (none, then: WAIT 0
+// proves nothing) would confirm them. So the count does not drop with the live one: the calls
+// wait for the replicas it had, fall short and fail, until it has reported fewer for
+// replicaForget (a replica removed on purpose), when the lower count is taken. A new
+// replication id (a promoted replica, a restarted master) starts afresh from its live count.
+func (sy *syncer) expect(node, replid string, live int32, now int64) int32 {
+	if sy.marks == nil {
+		sy.marks = map[string]*replicaMark{}
+	}
+	m := sy.marks[node]
+	switch {
+	case m == nil || m.replid != replid:
+		sy.marks[node] = &replicaMark{replid: replid, high: live}
+	case live >= m.high:
+		m.high, m.lowSince = live, 0
+	case m.lowSince == 0:
+		m.lowSince = now
+	case now-m.lowSince >= int64(replicaForget):
+		m.high, m.lowSince = live, 0
+	}
+	return sy.marks[node].high
 }
 
 // syncing reports whether lock calls wait for replicas at all.
@@ -447,7 +489,8 @@ func (c *Client) refreshReplicas(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("lockcore: ask the master for its replicas: %w", err)
 		}
-		v := &replicaView{one: int32(infoInt(info, "connected_slaves"))}
+		replid, _ := infoField(info, "master_replid")
+		v := &replicaView{one: c.repl.expect("", replid, int32(infoInt(info, "connected_slaves")), c.now())}
 		if c.repl.mode == SyncAOF {
 			if v.aof, err = c.aofOn(ctx, c.rdb); err != nil {
 				return err
@@ -495,7 +538,8 @@ func (c *Client) refreshClusterReplicas(ctx context.Context) error {
 				if err != nil {
 					return fmt.Errorf("lockcore: ask master %s for its replicas: %w", addr, err)
 				}
-				n = int32(infoInt(info, "connected_slaves"))
+				replid, _ := infoField(info, "master_replid")
+				n = c.repl.expect(addr, replid, int32(infoInt(info, "connected_slaves")), c.now())
 				if c.repl.mode == SyncAOF {
 					on, err := c.aofOn(ctx, node)
 					if err != nil {

@@ -426,3 +426,74 @@ func TestSyncOffSendsNoWait(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncMasterLeftBehind promotes the replica (REPLICAOF NO ONE, what a fail-over does) while
+// the Client still talks to the old master, which then reports no replica at all: a grant there
+// is exactly one a fail-over loses, and waiting for the replicas it still has (none) would
+// confirm it. The Client keeps waiting for the replica the master had, so the grant falls short
+// and is refused.
+func TestSyncMasterLeftBehind(t *testing.T) {
+	r := newReplicated(t)
+	c := r.client(t, Options{SyncTimeout: 100 * time.Millisecond, SyncRefresh: 50 * time.Millisecond})
+	ctx := t.Context()
+	m := c.Mutex("behind")
+	o := c.NewOwner()
+	if err := m.Lock(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.onReplica.Do(ctx, r.onReplica.B().Replicaof().No().One().Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := r.masters[0].Do(ctx, r.masters[0].B().Info().Section("replication").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if infoInt(info, "connected_slaves") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the old master still counts its replica 5s after it was promoted")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // several refreshes
+	if _, n := c.Sync("behind"); n != 1 {
+		t.Errorf("the Client waits for %d replicas on a master that had one and lost it; want 1", n)
+	}
+	ok, err := m.TryLock(ctx, o, 0, 0)
+	if ok || !errors.Is(err, ErrNotSynced) {
+		t.Fatalf("TryLock on a master left behind by its replica = %v, %v; want false, ErrNotSynced", ok, err)
+	}
+	if n := r.int(t, "EXISTS", "behind"); n != 0 {
+		t.Error("the refused grant was left held on the old master")
+	}
+}
+
+func TestReplicaMarks(t *testing.T) {
+	var sy syncer
+	sec := int64(time.Second)
+	for i, step := range []struct {
+		node, replid string
+		live         int32
+		at           int64
+		want         int32
+	}{
+		{"m", "a", 2, 0, 2},
+		{"m", "a", 0, 1 * sec, 2},                      // lost its replicas: still wait for 2
+		{"m", "a", 1, 10 * sec, 2},                     // one back, still one short
+		{"m", "a", 0, 1*sec + int64(replicaForget), 0}, // fewer for replicaForget: taken
+		{"m", "a", 3, 40 * sec, 3},                     // more: taken at once
+		{"m", "b", 0, 41 * sec, 0},                     // a new replication history starts afresh
+		{"n", "x", 1, 41 * sec, 1},                     // masters are apart
+		{"m", "b", 1, 42 * sec, 1},
+	} {
+		if got := sy.expect(step.node, step.replid, step.live, step.at); got != step.want {
+			t.Errorf("step %d %+v: expect %d, want %d", i, step, got, step.want)
+		}
+	}
+}
