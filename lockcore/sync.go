@@ -38,7 +38,9 @@ import (
 // The replica count comes from INFO replication (connected_slaves) of each master, asked in New
 // and refreshed every DefaultSyncRefresh in the background, as Redisson refreshes its view of
 // the replicas by its topology scan (scanInterval, 1 s). A master with no replica connected is
-// not waited for: WAIT 0 answers at once and proves nothing.
+// not waited for: WAIT 0 answers at once and proves nothing. A master that had replicas and lost
+// them is still waited for them for a while (syncer.expect), so that a master left behind by a
+// fail-over, or cut off from its replicas, has its grants refused rather than confirmed.
 
 // SyncMode says whether lock calls wait for the replicas to acknowledge them (see Options.Sync).
 type SyncMode int
