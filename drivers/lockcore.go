@@ -48,7 +48,7 @@ func (d LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 		return nil, err
 	}
 	if t == topoMasters {
-		return openLockcoreRedLock(ctx, cfg)
+		return openLockcoreRedLock(ctx, cfg, d.tune.sync)
 	}
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 	if b.lease > 0 {
 		lease = b.lease.String()
 	}
-	return map[string]string{
+	s := map[string]string{
 		"client":          "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining",
 		"topology":        b.topology,
 		"lock":            lock,
@@ -124,6 +124,8 @@ func (b *lockcoreBase) settings(lock string) map[string]string {
 		"renewals":        "batched, one pipeline per watchdog tick",
 		"reply_timeout":   rueidisReplyTimeout(),
 	}
+	describeSync(s, b.c, b.tune.sync)
+	return s
 }
 
 func (b *lockcoreBase) Close() error {

@@ -2,6 +2,7 @@ package drivers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/lockbench/lockbench/lockcore"
@@ -9,15 +10,43 @@ import (
 
 // LockcoreFairDriver is lockcore's fair lock (Redisson's RedissonFairLock protocol): Lock queues
 // behind earlier waiters and is granted in arrival order, each waiter woken on its own channel.
-// It runs on single, sentinel and cluster. It is safe for concurrent use.
-type LockcoreFairDriver struct{}
+// It runs on single, sentinel and cluster. Of lockcore's options it takes sync= (the others
+// tune the Mutex's local queue and batching, which the fair lock does not use). It is safe for
+// concurrent use.
+type LockcoreFairDriver struct {
+	spec string
+	tune lockcoreTuning
+}
 
-var _ Driver = LockcoreFairDriver{}
+var (
+	_ Driver       = LockcoreFairDriver{}
+	_ Configurable = LockcoreFairDriver{}
+)
 
 func init() { Register(LockcoreFairDriver{}) }
 
 // Name implements Driver.
-func (LockcoreFairDriver) Name() string { return "lockcore-fair" }
+func (d LockcoreFairDriver) Name() string {
+	if d.spec != "" {
+		return d.spec
+	}
+	return "lockcore-fair"
+}
+
+// Options implements Configurable.
+func (LockcoreFairDriver) Options() []Option { return []Option{lockcoreSyncOption} }
+
+// Configure implements Configurable.
+func (d LockcoreFairDriver) Configure(spec string, opts map[string]string) (Driver, error) {
+	t := d.tune
+	if v, ok := opts["sync"]; ok {
+		var err error
+		if t.sync, err = parseSync(v); err != nil {
+			return nil, fmt.Errorf("%w: lockcore-fair option sync=%s: %v", ErrBadOption, v, err)
+		}
+	}
+	return LockcoreFairDriver{spec: spec, tune: t}, nil
+}
 
 // Kinds implements Driver.
 func (LockcoreFairDriver) Kinds() Kind { return KindMutex | KindReentrant | KindFair }
@@ -31,7 +60,7 @@ func (d LockcoreFairDriver) Open(_ context.Context, cfg Config) (Locker, error) 
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
 	}
-	b, err := openLockcore(cfg, t, d.Name(), lockcoreTuning{})
+	b, err := openLockcore(cfg, t, d.Name(), d.tune)
 	if err != nil {
 		return nil, err
 	}

@@ -14,14 +14,33 @@ import (
 // The zero value is lockcore's defaults.
 type lockcoreTuning struct {
 	noQueue       bool
-	noBatch       bool          // lockhooks.Knobs.NoBatch
-	inFlight      int           // lockhooks.Knobs.BatchInFlight
-	maxBatch      int           // lockcore.Options.MaxBatch
-	flushDelay    time.Duration // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
-	handoffLimit  int           // lockcore.Options.HandoffLimit: 0 default, negative strict
-	handoffWindow time.Duration // 0 default
-	yield         time.Duration // 0 default, negative none
-	watchdogLease time.Duration // lockcore.Options.LeaseTime: 0 default
+	noBatch       bool              // lockhooks.Knobs.NoBatch
+	inFlight      int               // lockhooks.Knobs.BatchInFlight
+	maxBatch      int               // lockcore.Options.MaxBatch
+	flushDelay    time.Duration     // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
+	handoffLimit  int               // lockcore.Options.HandoffLimit: 0 default, negative strict
+	handoffWindow time.Duration     // 0 default
+	yield         time.Duration     // 0 default, negative none
+	watchdogLease time.Duration     // lockcore.Options.LeaseTime: 0 default
+	sync          lockcore.SyncMode // lockcore.Options.Sync: SyncAuto default
+}
+
+// lockcoreSyncOption is the sync option, which every lockcore driver takes (see syncOption).
+var lockcoreSyncOption = Option{"sync", "wait|aof|off: confirm lock, unlock and renewal calls only once the master's replicas acknowledge them, one WAIT (aof: WAITAOF) per pipeline of scripts, as Redisson waits after each script; a shortfall fails the call (default: wait on a master with connected replicas; off: never wait, a fail-over can lose grants)"}
+
+// parseSync reads the sync option's value.
+func parseSync(v string) (lockcore.SyncMode, error) {
+	switch v {
+	case "wait":
+		return lockcore.SyncWait, nil
+	case "aof":
+		return lockcore.SyncAOF, nil
+	case "off":
+		return lockcore.SyncOff, nil
+	case "auto":
+		return lockcore.SyncAuto, nil
+	}
+	return 0, fmt.Errorf("want wait, aof or off")
 }
 
 var lockcoreOptions = []Option{
@@ -36,6 +55,7 @@ var lockcoreOptions = []Option{
 	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
 	{"flush", "rueidis MaxFlushDelay: how long the pipeline waits to gather more commands into one write; 0: write at once (default " + lockcore.DefaultMaxFlushDelay.String() + ")"},
 	{"maxbatch", "most lock and unlock operations in one batch script call, 2 to 128 (default " + strconv.Itoa(lockcore.DefaultMaxBatch) + ")"},
+	lockcoreSyncOption,
 	{"inflight", "the earlier batching: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns, 1 to 64 (default: batches gather, leaving when the client has run out of other work)"},
 }
 
@@ -103,6 +123,8 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			if t.maxBatch, err = strconv.Atoi(v); err != nil || t.maxBatch < 2 || t.maxBatch > 128 {
 				err = fmt.Errorf("want a whole number from 2 to 128")
 			}
+		case "sync":
+			t.sync, err = parseSync(v)
 		case "inflight":
 			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 1 || t.inFlight > 64 {
 				err = fmt.Errorf("want a whole number from 1 to 64")
@@ -159,6 +181,28 @@ func (t lockcoreTuning) apply(opt *lockcore.Options) {
 	opt.HandoffWindow = t.handoffWindow
 	opt.HandoffYield = t.yield
 	opt.LeaseTime = t.watchdogLease
+	opt.Sync = t.sync
+}
+
+// describeSync records in driver settings what the Client c waits for: the option given (or
+// auto) and, resolved, whether and for how many replicas (those of the master of slot 0 on a
+// cluster; every master is waited for with its own count).
+func describeSync(s map[string]string, c *lockcore.Client, opt lockcore.SyncMode) {
+	mode, n := c.Sync("")
+	switch {
+	case mode == lockcore.SyncOff:
+		s["sync"] = "off: no WAIT; a fail-over can lose grants the replicas had not received"
+		return
+	case n == 0 && mode == lockcore.SyncWait:
+		s["sync"] = opt.String() + ": no replica connected at start, nothing waited for (counts refreshed every " + lockcore.DefaultSyncRefresh.String() + ")"
+		return
+	}
+	cmd := "WAIT " + strconv.Itoa(n)
+	if mode == lockcore.SyncAOF {
+		cmd = "WAITAOF <1 if the master has AOF> " + strconv.Itoa(n)
+	}
+	s["sync"] = opt.String() + ": " + cmd + " " + strconv.FormatInt(lockcore.DefaultSyncTimeout.Milliseconds(), 10) +
+		" after each pipeline of lock, unlock and renewal scripts (one per batch); fewer replicas: the grant is undone and the call fails (lockcore.ErrNotSynced)"
 }
 
 // flushDelayString is the rueidis MaxFlushDelay the tuning gives, for driver settings.

@@ -28,18 +28,19 @@ const (
 )
 
 // openLockcoreRedLock opens one lockcore Client per independent master in cfg, for RedLock.
-func openLockcoreRedLock(_ context.Context, cfg Config) (Locker, error) {
+// sync is the sync option, the one lockcore option that applies to a RedLock's Clients.
+func openLockcoreRedLock(_ context.Context, cfg Config, sync lockcore.SyncMode) (Locker, error) {
 	if err := checkNeeds(cfg, "lockcore on masters (RedLock)", lockcoreRedLockKinds); err != nil {
 		return nil, err
 	}
-	l := &lockcoreRedLocker{lease: cfg.Lease}
+	l := &lockcoreRedLocker{lease: cfg.Lease, sync: sync}
 	if l.lease <= 0 {
 		l.lease = LockcoreRedLockDefaultLease
 	}
 	for _, addr := range cfg.Addrs {
 		one := cfg
 		one.Addrs = []string{addr}
-		b, err := openLockcore(one, topoSingle, "lockcore", lockcoreTuning{})
+		b, err := openLockcore(one, topoSingle, "lockcore", lockcoreTuning{sync: sync})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("lockcore: master %s: %w", addr, err)
@@ -54,6 +55,7 @@ func openLockcoreRedLock(_ context.Context, cfg Config) (Locker, error) {
 type lockcoreRedLocker struct {
 	clients []*lockcore.Client
 	lease   time.Duration
+	sync    lockcore.SyncMode // the sync option given
 }
 
 func (l *lockcoreRedLocker) NewWorker() Worker {
@@ -62,7 +64,7 @@ func (l *lockcoreRedLocker) NewWorker() Worker {
 
 func (l *lockcoreRedLocker) Settings() map[string]string {
 	n := len(l.clients)
-	return map[string]string{
+	s := map[string]string{
 		"client":        "rueidis " + moduleVersion("github.com/redis/rueidis") + " auto-pipelining, one client per master",
 		"topology":      topoMasters,
 		"lock":          "RedLock over " + strconv.Itoa(n) + " masters (a Mutex on each)",
@@ -74,6 +76,8 @@ func (l *lockcoreRedLocker) Settings() map[string]string {
 		"scripts":       "EVALSHA",
 		"reply_timeout": rueidisReplyTimeout(),
 	}
+	describeSync(s, l.clients[0], l.sync)
+	return s
 }
 
 func (l *lockcoreRedLocker) Close() error {

@@ -29,6 +29,13 @@ func TestParseDriverOptions(t *testing.T) {
 		{"lockcore:maxbatch=16:inflight=4", map[string]string{"batch_send": "at most 4 in flight", "batch_max": "16 operations"}},
 		{"lockcore:flush=0", map[string]string{"max_flush_delay": "0s"}},
 		{"lockcore:flush=50us", map[string]string{"max_flush_delay": "50µs"}},
+		// A single server has no replica: synced mode has nothing to wait for, and says so.
+		{"lockcore", map[string]string{"sync": "auto: no replica connected"}},
+		{"lockcore:sync=wait", map[string]string{"sync": "wait: no replica connected"}},
+		{"lockcore:sync=off", map[string]string{"sync": "off: no WAIT"}},
+		{"lockcore-fenced:sync=off", map[string]string{"sync": "off: no WAIT"}},
+		{"lockcore-fair:sync=off", map[string]string{"sync": "off: no WAIT"}},
+		{"lockcore-fair", map[string]string{"sync": "auto: no replica"}},
 		{"naive", map[string]string{"max_retries": "3 (go-redis default)"}},
 		{"naive:retries=0", map[string]string{"max_retries": "0: a command that failed"}},
 		{"redislock:retries=2", map[string]string{"max_retries": "2"}},
@@ -71,7 +78,8 @@ func TestParseDriverOptions(t *testing.T) {
 		"redisson:version=3.44", "redisson:version=", "redisson:pubsub_conns=0", "redisson:channels_per_conn=x", "redisson:conns=10001",
 		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0",
 		"naive:lease=1ms", "naive:lease=x", "redsync:lease=0s", "rueidislock:validity=2ms", "rueidislock:majority=2",
-		"redisson:watchdog=1ms", "lockcore-fenced:watchdog=x", "lockcore-fenced:nope=1"} {
+		"redisson:watchdog=1ms", "lockcore-fenced:watchdog=x", "lockcore-fenced:nope=1",
+		"lockcore:sync=maybe", "lockcore:sync=", "lockcore-fenced:sync=on", "lockcore-fair:sync=1", "lockcore-fair:handoff=0"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
 		}

@@ -3,6 +3,7 @@ package drivers_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/compose"
@@ -46,7 +47,19 @@ func TestDriversOnSentinel(t *testing.T) {
 	t.Parallel() // its own deployment, mostly waited for
 	s, err := compose.StartSentinel(t.Context(), compose.NativeOptions{}, "")
 	s = started(t, s, err)
-	onTopology(t, drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName()})
+	cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName()}
+	onTopology(t, cfg)
+	// The sentinel's master has replicas: lockcore waits for them by default, and says so in
+	// the settings a result records; sync=off says it does not.
+	for spec, want := range map[string]string{"lockcore": "auto: WAIT ", "lockcore-fenced:sync=wait": "wait: WAIT ", "lockcore:sync=off": "off: no WAIT"} {
+		d, err := drivers.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := openDriver(t, d, cfg).Settings()["sync"]; !strings.HasPrefix(got, want) {
+			t.Errorf("%s: settings[sync] = %q, want it to start %q", spec, got, want)
+		}
+	}
 }
 
 func TestDriversOnCluster(t *testing.T) {

@@ -250,8 +250,11 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 			b.args = append(b.args, opCodes[o.kind])
 			b.args = append(b.args, o.args[:o.n]...)
 		}
-		res := batchScript.exec(detach(ctx), c.rdb, b.keys, b.args)
+		res, unsynced := c.execScript(detach(ctx), batchScript, b.keys, b.args)
 		vals, err := res.ToArray()
+		if f := syncFailed(unsynced); f != nil {
+			err, unsynced = f, nil
+		}
 		if err == nil && len(vals) != len(b.ops) {
 			err = errBatchReply
 		}
@@ -261,6 +264,13 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 				continue
 			}
 			o.res, o.err = vals[i].AsInt64()
+			if unsynced != nil && (o.err == nil || rueidis.IsRedisNil(o.err)) {
+				// One WAIT covered the whole call: each operation that answered carries the
+				// shortfall, with its own reply, for its caller to settle.
+				se := *unsynced.(*SyncError)
+				se.reply = vals[i]
+				o.res, o.err = 0, &se
+			}
 		}
 		clear(b.keys)
 		clear(b.args)
@@ -277,17 +287,25 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 func (c *Client) single(ctx context.Context, kind opKind, name string, args []string) (int64, error) {
 	ctx = detach(ctx)
 	var res rueidis.RedisResult
+	var unsynced error
 	switch kind {
 	case opLock:
-		res = lockScript.exec(ctx, c.rdb, []string{name}, args)
+		res, unsynced = c.execScript(ctx, lockScript, []string{name}, args)
 	case opUnlock:
-		res = unlockScript.exec(ctx, c.rdb, []string{name, channelName(name)},
+		res, unsynced = c.execScript(ctx, unlockScript, []string{name, channelName(name)},
 			[]string{unlockMessage, args[0], args[1], c.publishCmd})
 	case opPass:
-		res = passScript.exec(ctx, c.rdb, []string{name, channelName(name)},
+		res, unsynced = c.execScript(ctx, passScript, []string{name, channelName(name)},
 			[]string{unlockMessage, args[0], args[1], c.publishCmd, args[2], args[3], args[4]})
 	}
-	return res.AsInt64()
+	if f := syncFailed(unsynced); f != nil {
+		return 0, f
+	}
+	n, err := res.AsInt64()
+	if unsynced != nil && (err == nil || rueidis.IsRedisNil(err)) {
+		return 0, unsynced
+	}
+	return n, err
 }
 
 // keySlot is the Redis cluster hash slot of key: CRC16 (XMODEM) of its hash tag, or of the whole

@@ -99,6 +99,9 @@ var (
 type chaosConfig struct {
 	seed     uint64
 	duration time.Duration
+	// replicated runs on a master with one replica that pauses now and then, the Clients in
+	// synced mode (see chaos_synced_test.go).
+	replicated bool
 }
 
 func newChaosConfig() chaosConfig {
@@ -223,13 +226,19 @@ type chaosRun struct {
 	history map[string][]string
 	lastOn  map[string]string
 	chk     *chaosChecker
+	pair    *replicaPair // with cfg.replicated: the master and its replica
 	t0      time.Time
 	end     time.Time
 }
 
 func newChaosRun(t *testing.T, cfg chaosConfig) *chaosRun {
-	srv := redistest.NewServer(t)
-	r := &chaosRun{t: t, cfg: cfg, addr: srv.Addr(), history: make(map[string][]string), lastOn: make(map[string]string)}
+	r := &chaosRun{t: t, cfg: cfg, history: make(map[string][]string), lastOn: make(map[string]string)}
+	if cfg.replicated {
+		r.pair = startReplicaPair(t)
+		r.addr = r.pair.master.Addr()
+	} else {
+		r.addr = redistest.NewServer(t).Addr()
+	}
 	direct, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{r.addr}, ForceSingleClient: true, DisableCache: true})
 	if err != nil {
 		t.Fatalf("direct client: %v", err)
@@ -260,6 +269,9 @@ func newChaosRun(t *testing.T, cfg chaosConfig) *chaosRun {
 			cc.opt.HandoffWindow = time.Duration(1+rng.IntN(50)) * time.Millisecond
 		}
 		cc.opt.knobs.NoBatch = rng.IntN(3) == 0
+		if cfg.replicated {
+			cc.opt.SyncTimeout = chaosSyncTimeout
+		}
 		opt := cc.opt
 		nt := cc.net
 		opt.Redis = rueidis.ClientOption{
@@ -315,7 +327,7 @@ func (r *chaosRun) since() time.Duration { return time.Since(r.t0) }
 func (r *chaosRun) run() {
 	t := r.t
 	t.Logf("chaos: seed %d, %v, %d clients on %s, call bound %v",
-		r.cfg.seed, r.cfg.duration, len(r.clients), r.addr, chaosCallBound)
+		r.cfg.seed, r.cfg.duration, len(r.clients), r.addr, r.callBound())
 	for _, cc := range r.clients {
 		t.Logf("  %v, %d faults planned", cc, len(cc.faults))
 	}
@@ -337,6 +349,9 @@ func (r *chaosRun) run() {
 	var faultsDone, workersDone sync.WaitGroup
 	for _, cc := range r.clients {
 		faultsDone.Go(func() { r.injectFaults(cc) })
+	}
+	if r.pair != nil {
+		faultsDone.Go(r.pauseReplica)
 	}
 	for _, cc := range r.clients {
 		for w := range cc.workers {
@@ -1119,8 +1134,8 @@ func (k *chaosChecker) returned(op *chaosOp, over time.Duration, granted bool, e
 	if over > k.worst[op.kind] {
 		k.worst[op.kind], k.worstOp[op.kind] = over, op.String()
 	}
-	if over > chaosCallBound {
-		k.violateLocked(4, fmt.Sprintf("lock call returned %v after its deadline (bound %v), err %v: %v", over, chaosCallBound, err, op),
+	if bound := k.r.callBound(); over > bound {
+		k.violateLocked(4, fmt.Sprintf("lock call returned %v after its deadline (bound %v), err %v: %v", over, bound, err, op),
 			op.start, op.ret)
 	}
 	switch {
@@ -1152,6 +1167,8 @@ func chaosErrClass(err error) string {
 		return "closed"
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return "i/o timeout"
+	case errors.Is(err, ErrNotSynced):
+		return "not synced"
 	}
 	if _, ok := rueidis.IsRedisErr(err); ok {
 		return "redis error"
@@ -1226,13 +1243,13 @@ func (k *chaosChecker) report() {
 	var stats []string
 	for _, cc := range k.r.clients {
 		s := cc.c.snapshot()
-		stats = append(stats, fmt.Sprintf("c%d handoffs %d passes %d yields %d", cc.i, s.Handoffs, s.Passes, s.Yields))
+		stats = append(stats, fmt.Sprintf("c%d handoffs %d passes %d yields %d waits %d not synced %d", cc.i, s.Handoffs, s.Passes, s.Yields, s.SyncWaits, s.NotSynced))
 	}
 	t.Logf("chaos summary: seed %d, %v, %d faults; grants/late/denied: %s; errors: %s; worst return past deadline %v (bound %v), worst unlock %v; %d lease checks; %s; violations by invariant 1-5: %v",
 		k.r.cfg.seed, k.r.cfg.duration, applied, strings.Join(kinds, ", "), strings.Join(errs, ", "), worst.Round(time.Millisecond),
-		chaosCallBound, k.worstUnlock.Round(time.Millisecond), k.leaseChecks.Load(), strings.Join(stats, ", "), k.counts[1:])
+		k.r.callBound(), k.worstUnlock.Round(time.Millisecond), k.leaseChecks.Load(), strings.Join(stats, ", "), k.counts[1:])
 	for i, w := range k.worst {
-		if w > chaosCallBound/2 {
+		if w > k.r.callBound()/2 {
 			t.Logf("slowest %v return: %v past its deadline: %s", chaosKind(i), w.Round(time.Millisecond), k.worstOp[i])
 		}
 	}

@@ -31,6 +31,7 @@ type Client struct {
 	doubts  doubtSet
 	retired atomic.Bool // some field was retired: look fields up (doubt.go)
 	batch   batcher
+	repl    syncer // synced mode (sync.go)
 
 	ctx      context.Context // canceled by Close; stops background work
 	cancel   context.CancelFunc
@@ -90,10 +91,46 @@ func New(opt Options) (*Client, error) {
 	c.waiters.init(c)
 	c.doubts.init()
 	c.batch.init(c.rdb.Mode() == rueidis.ClientModeCluster)
+	if err := c.startSync(); err != nil {
+		c.cancel()
+		if c.ownClient {
+			c.rdb.Close()
+		}
+		return nil, err
+	}
 	c.bg.Add(2)
 	go c.watchdog()
 	go c.resolver()
 	return c, nil
+}
+
+// startSync resolves Options.Sync and, unless it is off, learns the masters' replicas before
+// the first lock call and starts refreshing them.
+func (c *Client) startSync() error {
+	c.repl.mode = c.opt.Sync
+	if c.repl.mode == SyncAuto {
+		c.repl.mode = SyncWait
+	}
+	c.repl.timeout = c.opt.SyncTimeout.Milliseconds()
+	if c.repl.mode == SyncOff {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, detectTimeout)
+	defer cancel()
+	if err := c.refreshReplicas(ctx); err != nil {
+		return err
+	}
+	c.bg.Add(1)
+	go c.syncRefresher()
+	return nil
+}
+
+// Sync returns the synced mode the Client runs in (SyncWait, SyncAOF or SyncOff; never
+// SyncAuto) and how many replicas the master of key had connected at the last refresh: lock
+// calls on key wait for that many when the mode is not SyncOff and it is above 0.
+func (c *Client) Sync(key string) (SyncMode, int) {
+	n, _ := c.replicasFor(key)
+	return c.repl.mode, int(n)
 }
 
 // ID returns the client identity written as the first part of every hash field.
@@ -127,6 +164,8 @@ type counters struct {
 	wakeUps, timedWaits                        atomic.Int64
 	// cutShort counts hold-backs ended early by another client's release (waitTable.holdBack).
 	cutShort atomic.Int64
+	// syncWaits counts the WAITs sent (sync.go); notSynced the calls they did not confirm.
+	syncWaits, notSynced atomic.Int64
 }
 
 // channelUp counts a confirmed subscription in the live channels and their peak.
@@ -162,6 +201,8 @@ func (c *Client) snapshot() lockhooks.Stats {
 		PeakChannels:   c.stats.peak.Load(),
 		WakeUps:        c.stats.wakeUps.Load(),
 		TimedWaits:     c.stats.timedWaits.Load(),
+		SyncWaits:      c.stats.syncWaits.Load(),
+		NotSynced:      c.stats.notSynced.Load(),
 	}
 }
 

@@ -95,7 +95,9 @@
 // MultiLock, which span deployments, name the one that failed: their errors join a *NodeError
 // (Node: the address, never credentials) per failed deployment, found with errors.As, whose
 // cause errors.Is still sees (ErrNotOwner, ErrNodeTimeout, a context's error, ErrNoQuorum
-// around them all when a RedLock attempt lacked a quorum).
+// around them all when a RedLock attempt lacked a quorum). ErrNotSynced (a *SyncError) says the
+// master's replicas did not acknowledge a call in synced mode: a lock attempt so answered was
+// undone and is no grant (see Replicas).
 //
 // # Topologies
 //
@@ -103,6 +105,16 @@
 // connects. On a Redis 7 cluster, unlock messages use sharded pub/sub (SPUBLISH/SSUBSCRIBE), as
 // Redisson 3.22+ does; every helper key and channel shares the lock's hash tag. Options.PubSub
 // overrides the detection.
+//
+// # Replicas
+//
+// A grant the replicas never received is lost when a replica is promoted. On a master with
+// connected replicas (a sentinel deployment, a cluster with replicas) every lock, unlock and
+// renewal is therefore confirmed only once the replicas acknowledge it, as Redisson 3.21+ does
+// (checkLockSyncedSlaves), but with one WAIT per pipeline of scripts (a batch of many
+// goroutines' operations, a watchdog tick) rather than one per script. A shortfall undoes the
+// grant and fails the call with ErrNotSynced; a renewal so answered counts as failed. Options.Sync
+// chooses WAIT, WAITAOF or nothing (SyncOff); Client.Sync reports what a key's master waits for.
 //
 // # Performance
 //

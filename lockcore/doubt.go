@@ -239,6 +239,10 @@ func unknownOutcome(err error) bool {
 	if err == nil {
 		return false
 	}
+	if errors.Is(err, ErrNotSynced) {
+		// It ran on the master, but a fail-over may yet undo it: as good as unknown.
+		return true
+	}
 	if isRedisReply(err) {
 		return false
 	}

@@ -136,10 +136,22 @@ func (m *FairMutex) try(ctx context.Context, s *script, owner Owner, field, leas
 	// attempt it sent took the lock.
 	sent := c.now()
 	c.holds.leaseMaySet(m.name, owner, sent, lease)
-	res := s.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, field, m.waitArg, now})
+	res, unsynced := c.execScript(detach(ctx), s, []string{m.name, m.queue, m.timeouts}, []string{leaseArg, field, m.waitArg, now})
 	ms, err := res.AsInt64()
+	if f := syncFailed(unsynced); f != nil {
+		err, unsynced = f, nil
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
+			if unsynced != nil {
+				// A grant the replicas have not all seen is none (see sync.go): undone by the
+				// release of the hold just recorded, which wakes the next waiter as any
+				// release does and settles the table.
+				c.stats.failed.Add(1)
+				c.holds.acquiredField(m.name, owner, field, leaseArg, lease, watchdog, sent)
+				_ = m.Unlock(detach(ctx), owner)
+				return 0, fmt.Errorf("lockcore: fair lock %q: %w", m.name, unsynced)
+			}
 			if c.grantedLate(ctx, m.name, field, leaseArgs{arg: leaseArg, d: lease, watchdog: watchdog}, sent) {
 				return 1, nil
 			}
@@ -198,9 +210,8 @@ func (m *FairMutex) Unlock(ctx context.Context, owner Owner) error {
 		// An inner hold's release sets the lease again (PEXPIRE) if it runs.
 		c.holds.leaseMaySet(m.name, owner, sent, time.Duration(h.lease))
 	}
-	res := fairUnlockScript.exec(detach(ctx), c.rdb, []string{m.name, m.queue, m.timeouts, m.channel},
+	n, err := c.execRelease(detach(ctx), fairUnlockScript, []string{m.name, m.queue, m.timeouts, m.channel},
 		[]string{unlockMessage, leaseArg, field, now, c.publishCmd})
-	n, err := res.AsInt64()
 	if err == nil && n == 0 && (h == nil || h.count <= 1) {
 		// Redis counts more holds than the table: see Mutex.Unlock.
 		c.holds.released(m.name, h, true, 0)

@@ -108,8 +108,19 @@ func (f *FencedMutex) try(ctx context.Context, owner Owner, leaseArg string, lea
 	c.stats.attempts.Add(1)
 	sent := c.now()
 	c.holds.leaseMaySet(f.m.name, owner, sent, lease)
-	res := fencedLockScript.exec(detach(ctx), c.rdb, []string{f.m.name, f.token}, []string{leaseArg, field})
+	// In synced mode the grant and its token increment are confirmed only once the replicas
+	// have them: a token handed out is then never above the counter a promoted replica has, so
+	// a fail-over cannot hand the same or a lower token to the next holder.
+	res, unsynced := c.execScript(detach(ctx), fencedLockScript, []string{f.m.name, f.token}, []string{leaseArg, field})
+	if se, ok := unsynced.(*SyncError); ok && se.granted() {
+		c.stats.failed.Add(1)
+		c.undoGrant(ctx, f.m.name, field, leaseArg)
+		return 0, 0, fmt.Errorf("lockcore: fenced lock %q: %w", f.m.name, se)
+	}
 	reply, err := res.AsIntSlice()
+	if f := syncFailed(unsynced); f != nil {
+		err = f
+	}
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}

@@ -2,6 +2,7 @@ package lockcore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -221,6 +222,16 @@ func (m *Mutex) try(ctx context.Context, owner Owner, field string, la leaseArgs
 	sent := c.now()
 	c.holds.leaseMaySet(m.name, owner, sent, la.d)
 	pttl, err := c.run(ctx, opLock, m.name, la.arg, field)
+	if se, ok := errors.AsType[*SyncError](err); ok {
+		if !se.granted() {
+			// A refusal wrote nothing: no replica needs to have seen it.
+			pttl, err = se.reply.AsInt64()
+		} else {
+			c.stats.failed.Add(1)
+			c.undoGrant(ctx, m.name, field, la.arg)
+			return 0, fmt.Errorf("lockcore: lock %q: %w", m.name, err)
+		}
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if c.grantedLate(ctx, m.name, field, la, sent) {
@@ -290,6 +301,18 @@ func (c *Client) releaseGrant(ctx context.Context, name, field, leaseArg string)
 	}
 }
 
+// undoGrant releases a grant of field on name whose replicas did not all acknowledge it (see
+// sync.go): no caller may count on it, since a fail-over may lose it and grant the lock to
+// another. As releaseGrant, one hold less: a re-entry's undo leaves the hold it re-entered as
+// the table counts it. If the undo's own outcome is unknown (no answer, or not synced either),
+// a first hold's field goes in doubt, and a re-entered hold is unsure (never handed over; its
+// Unlock finds a surplus out, see doubt.go).
+func (c *Client) undoGrant(ctx context.Context, name, field, leaseArg string) {
+	if _, err := c.run(detach(ctx), opUnlock, name, leaseArg, field); unknownOutcome(err) {
+		c.attemptFailed(name, field, err)
+	}
+}
+
 // Unlock releases one hold of owner on the lock. When the count reaches zero the lock passes to
 // a local waiter, if one is queued (see cohort.go), or the key is deleted and "0" is published on
 // the unlock channel. It returns an error wrapping ErrNotOwner when owner does not hold the lock.
@@ -329,6 +352,10 @@ func (m *Mutex) Unlock(ctx context.Context, owner Owner) error {
 			c.holds.leaseMaySet(m.name, owner, sent, time.Duration(h.lease))
 		}
 		n, err = c.run(ctx, opUnlock, m.name, leaseArg, field)
+	}
+	if se, ok := errors.AsType[*SyncError](err); ok && se.reply.IsNil() {
+		// Not held: nothing was written for a replica to miss.
+		err = rueidis.Nil
 	}
 	if err != nil && !rueidis.IsRedisNil(err) && c.holds.releaseFailed(m.name, h, unknownOutcome(err)) {
 		// An inner hold's release failed (no waiter is reserved for one): the outer hold stands

@@ -61,6 +61,19 @@ type Options struct {
 	// on a Redis 7+ cluster, classic elsewhere (one INFO query in New).
 	PubSub PubSubMode
 
+	// Sync says whether lock, unlock and renewal calls are confirmed only once the master's
+	// replicas acknowledge them (see sync.go and SyncMode). Default SyncAuto: one WAIT per
+	// pipeline of scripts on a master with connected replicas, as Redisson waits after every
+	// script (checkLockSyncedSlaves); SyncOff never waits.
+	Sync SyncMode
+	// SyncTimeout is the WAIT's timeout: a call whose replicas have not all acknowledged by then
+	// fails with an error wrapping ErrNotSynced. Default DefaultSyncTimeout; whole milliseconds,
+	// rounded up.
+	SyncTimeout time.Duration
+	// SyncRefresh is how often the Client asks the masters how many replicas they have.
+	// Default DefaultSyncRefresh.
+	SyncRefresh time.Duration
+
 	// MaxBatch bounds the operations of one batch script call: more queued go out as several
 	// calls. Default DefaultMaxBatch; 2 to 128.
 	MaxBatch int
@@ -136,6 +149,19 @@ func (o *Options) fill() error {
 	}
 	if o.knobs.BatchInFlight < 0 || o.knobs.BatchInFlight > 64 {
 		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.knobs.BatchInFlight)
+	}
+	if o.Sync < SyncAuto || o.Sync > SyncOff {
+		return fmt.Errorf("lockcore: unknown Sync mode %v", o.Sync)
+	}
+	if o.SyncTimeout == 0 {
+		o.SyncTimeout = DefaultSyncTimeout
+	}
+	if o.SyncTimeout < 0 {
+		return fmt.Errorf("lockcore: SyncTimeout %v must not be negative", o.SyncTimeout)
+	}
+	o.SyncTimeout = ceilMs(o.SyncTimeout)
+	if o.SyncRefresh <= 0 {
+		o.SyncRefresh = DefaultSyncRefresh
 	}
 	if o.MaxBatch == 0 {
 		o.MaxBatch = DefaultMaxBatch

@@ -121,12 +121,16 @@ func (rw *RWMutex) try(ctx context.Context, owner Owner, write bool, leaseArg st
 	var res rueidis.RedisResult
 	// Detached for the reason Mutex.try gives: a sent attempt must learn its outcome.
 	sent := c.now()
+	var unsynced error
 	if write {
-		res = rwWriteLockScript.exec(detach(ctx), c.rdb, []string{rw.name, timeouts}, []string{leaseArg, writeField, readField})
+		res, unsynced = c.execScript(detach(ctx), rwWriteLockScript, []string{rw.name, timeouts}, []string{leaseArg, writeField, readField})
 	} else {
-		res = rwReadLockScript.exec(detach(ctx), c.rdb, []string{rw.name, timeouts}, []string{leaseArg, readField, writeField})
+		res, unsynced = c.execScript(detach(ctx), rwReadLockScript, []string{rw.name, timeouts}, []string{leaseArg, readField, writeField})
 	}
 	pttl, err := res.AsInt64()
+	if f := syncFailed(unsynced); f != nil {
+		err, unsynced = f, nil
+	}
 	if err != nil {
 		if rueidis.IsRedisNil(err) {
 			if write {
@@ -135,6 +139,16 @@ func (rw *RWMutex) try(ctx context.Context, owner Owner, write bool, leaseArg st
 			} else {
 				c.holds.acquiredWith(rw.holdKey(readField), owner, readField, leaseArg, lease, watchdog, sent,
 					&renewer{script: rwReadRenewScript, keys: []string{rw.name, timeouts}})
+			}
+			if unsynced != nil {
+				// A grant the replicas have not all seen is none (see sync.go): undone by the
+				// release of the hold just recorded, which settles the table as any release.
+				if write {
+					_ = rw.Unlock(detach(ctx), owner)
+				} else {
+					_ = rw.RUnlock(detach(ctx), owner)
+				}
+				return 0, fmt.Errorf("lockcore: lock %q: %w", rw.name, unsynced)
 			}
 			return -1, nil
 		}
@@ -165,10 +179,9 @@ func (rw *RWMutex) RUnlock(ctx context.Context, owner Owner) error {
 	if !ok {
 		return fmt.Errorf("%w: read hold on %q is another owner's", ErrNotOwner, rw.name)
 	}
-	res := rwReadUnlockScript.exec(detach(ctx), c.rdb,
+	if _, err := c.execRelease(detach(ctx), rwReadUnlockScript,
 		[]string{rw.name, rw.channel, rw.timeoutPrefix(field), rw.prefix},
-		[]string{unlockMessage, field, c.publishCmd})
-	if _, err := res.AsInt64(); err != nil {
+		[]string{unlockMessage, field, c.publishCmd}); err != nil {
 		if !rueidis.IsRedisNil(err) && c.holds.releaseFailed(key, h, unknownOutcome(err)) {
 			// An inner read hold's release failed: the outer one stands (see Mutex.Unlock). If
 			// the release did not run, Redis keeps one read hold more than the table, which
@@ -211,17 +224,15 @@ func (rw *RWMutex) Unlock(ctx context.Context, owner Owner) error {
 	if leaseArg == "" {
 		leaseArg = c.leaseArg
 	}
-	res := rwWriteUnlockScript.exec(detach(ctx), c.rdb, []string{rw.name, rw.channel},
+	n, err := c.execRelease(detach(ctx), rwWriteUnlockScript, []string{rw.name, rw.channel},
 		[]string{wakeAllMessage, leaseArg, field, c.publishCmd})
-	n, err := res.AsInt64()
 	// Redis counts more write holds than the table did (a write lock whose reply was lost, then
 	// taken again by the same owner, counted as re-entry): nobody holds the rest, and the lock
 	// would outlive every holder, renewed by nobody but taken by nobody else either until its
 	// lease ran out. Release them one by one, a bounded number of times.
 	for i := 0; err == nil && n == 0 && (h == nil || h.count <= 1) && i < maxExcessHolds; i++ {
-		res = rwWriteUnlockScript.exec(detach(ctx), c.rdb, []string{rw.name, rw.channel},
+		n, err = c.execRelease(detach(ctx), rwWriteUnlockScript, []string{rw.name, rw.channel},
 			[]string{wakeAllMessage, leaseArg, field, c.publishCmd})
-		n, err = res.AsInt64()
 		if err == nil && n == 1 {
 			c.holds.released(key, h, true, 0)
 			return nil

@@ -82,6 +82,23 @@ func TestSemanticsOnCluster(t *testing.T) {
 	for _, tc := range familySemantics {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
+	checkSynced(t, e)
+}
+
+// checkSynced checks that the suite just run on e, a deployment whose masters have replicas,
+// ran in synced mode: every slot's master is known with its replica, and the masters served
+// WAITs (the suite's calls and renewals went out with them).
+func checkSynced(t *testing.T, e *testEnv) {
+	t.Helper()
+	c := e.client(t, Options{})
+	for _, key := range []string{"a", "b", "c", "{x}y", "lock:42"} {
+		if mode, n := c.Sync(key); mode != SyncWait || n < 1 {
+			t.Errorf("Sync(%q) = %v, %d replicas; want wait with a replica", key, mode, n)
+		}
+	}
+	if n := e.calls(t, "wait"); n == 0 {
+		t.Error("the suite ran on a replicated deployment and no WAIT reached a master")
+	}
 }
 
 // Through sentinels, lockcore finds the master and the suite runs with classic pub/sub.
@@ -96,7 +113,9 @@ func TestSemanticsOnSentinel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runSemantics(t, newEnvFor(t, opt, []string{master}, false))
+	e := newEnvFor(t, opt, []string{master}, false)
+	runSemantics(t, e)
+	checkSynced(t, e)
 }
 
 // On topologies started with an ACL user and TLS only on every node (replication, the cluster

@@ -33,7 +33,16 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 		return batch
 	}
 	// A renewal that cannot finish within the interval is pointless; the next tick tries again.
-	ctx, cancel := context.WithTimeout(c.ctx, c.opt.RenewInterval/2)
+	// A synced one gets the whole interval: its WAIT waits for the replicas' acknowledgement
+	// (up to SyncTimeout), and a pipeline holding WAIT may first dial a dedicated connection;
+	// cut at half an interval under load, renewals of short leases failed until they ran out
+	// (TestFamilyOnClusterRWMulti, 300 ms leases, in the full suite under -race). It still
+	// ends within the interval, and the next tick (half an interval later) is skipped at most.
+	timeout := c.opt.RenewInterval / 2
+	if c.syncsOn(batch[0].name) {
+		timeout = c.opt.RenewInterval
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
 	// One pipeline per tick. Plain locks renew by batchScript, one call per batch group (all of
 	// them on one server, one per hash slot on a cluster) of up to maxBatch renewals, or one
@@ -83,11 +92,18 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 			owners = append(owners, part)
 		}
 	}
-	for j, res := range execScripts(ctx, c.rdb, scripts, calls) {
+	// In synced mode one WAIT per master (per slot on a cluster) follows the renewals in the
+	// pipeline; a renewal its replicas did not acknowledge counts as failed (see renewed).
+	results, unsynced := c.execScriptsSynced(ctx, scripts, calls)
+	for j, res := range results {
 		idx := owners[j]
+		var notSynced error
+		if unsynced[j] != nil {
+			notSynced = unsynced[j]
+		}
 		if scripts[j] != batchScript {
 			n, err := res.AsInt64()
-			c.renewed(batch[idx[0]], n, err)
+			c.renewed(batch[idx[0]], n, err, notSynced)
 			continue
 		}
 		vals, err := res.ToArray()
@@ -96,18 +112,24 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 		}
 		for k, i := range idx {
 			if err != nil {
-				c.renewed(batch[i], 0, err)
+				c.renewed(batch[i], 0, err, nil)
 				continue
 			}
 			n, err := vals[k].AsInt64()
-			c.renewed(batch[i], n, err)
+			c.renewed(batch[i], n, err, notSynced)
 		}
 	}
 	return batch
 }
 
 // renewed settles one renewal's reply: n is 1 when renewed, 0 when the lock is no longer held.
-func (c *Client) renewed(r renewal, n int64, err error) {
+// notSynced is the call's *SyncError, if its replicas did not all acknowledge it: a lease the
+// replicas have not seen may be lost with a fail-over, so the renewal counts as failed (the
+// confirmed lease stays where it was and the next tick tries again), as an unanswered one does.
+func (c *Client) renewed(r renewal, n int64, err, notSynced error) {
+	if err == nil && n == 1 && notSynced != nil {
+		err = notSynced
+	}
 	if err != nil {
 		// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
 		c.holds.retryRenewal(r.name, r.h)

@@ -65,6 +65,9 @@ type Stats struct {
 	// WakeUps is waits on a channel ended by an unlock message (or a permit one left);
 	// TimedWaits those ended by their timer (the lock's TTL) with no message: missed wake-ups.
 	WakeUps, TimedWaits int64
+	// SyncWaits is the WAITs (or WAITAOFs) sent after pipelines of lock scripts in synced mode;
+	// NotSynced the calls whose replicas did not all acknowledge in time (see lockcore/sync.go).
+	SyncWaits, NotSynced int64
 }
 
 // Hooks are lockcore's implementations, registered once by lockcore's init.
