@@ -23,10 +23,14 @@ var ErrUnknown = errors.New("unknown scenario")
 const Lease = "1s"
 
 // Drivers is the matrix's rows: every lock library lockbench drives, each with a lease of Lease
-// (see Lease). The negative control, unsafe, is not a row: it is broken on purpose.
+// (see Lease). lockcore and lockcore-fenced come twice: synced (sync=wait, their default where a
+// master has replicas: grants confirmed by WAIT) and not (sync=off, the fast opt-out). The
+// negative control, unsafe, is not a row: it is broken on purpose.
 var Drivers = []string{
-	"lockcore:watchdog=" + Lease,
-	"lockcore-fenced:watchdog=" + Lease,
+	"lockcore:watchdog=" + Lease + ":sync=wait",
+	"lockcore:watchdog=" + Lease + ":sync=off",
+	"lockcore-fenced:watchdog=" + Lease + ":sync=wait",
+	"lockcore-fenced:watchdog=" + Lease + ":sync=off",
 	"redisson:watchdog=" + Lease,
 	"rueidislock:validity=" + Lease,
 	"redsync:lease=" + Lease,

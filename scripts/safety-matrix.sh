@@ -25,7 +25,7 @@ else
 fi
 
 # The rows, as scenario.Drivers gives them (a test keeps the two equal).
-rows=(lockcore:watchdog=1s lockcore-fenced:watchdog=1s redisson:watchdog=1s rueidislock:validity=1s redsync:lease=1s redislock:lease=1s naive:lease=1s)
+rows=(lockcore:watchdog=1s:sync=wait lockcore:watchdog=1s:sync=off lockcore-fenced:watchdog=1s:sync=wait lockcore-fenced:watchdog=1s:sync=off redisson:watchdog=1s rueidislock:validity=1s redsync:lease=1s redislock:lease=1s naive:lease=1s)
 
 ran=()
 for s in "${scenarios[@]}"; do
