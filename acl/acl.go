@@ -39,7 +39,7 @@ var Commands = []Grant{
 	{"evalsha", "every driver's lock scripts"},
 	{"eval", "every driver's lock scripts (when the server's script cache lacks one), and Diagnose"},
 	{"script|load", "the redisson driver's 3.52 profile loads a script after NOSCRIPT, as Redisson 3.46+ does"},
-	{"wait", "the redisson driver's 3.43+ profiles wait for replicas after lock calls on sentinel and cluster (syncedEval)"},
+	{"wait", "lockcore (sync=wait, its default where a master has replicas) and the redisson driver's 3.43+ profiles wait for replicas after lock calls (WAITAOF, for lockcore:sync=aof on Redis 7.2+, is not granted: Redis 7.0 has no such command to grant)"},
 	// What the scripts and the drivers run on lock keys.
 	{"get", "naive, redsync, redislock, rueidislock locks; lockcore-fenced tokens"},
 	{"set", "naive, redsync, redislock, rueidislock locks (SET NX PX)"},
