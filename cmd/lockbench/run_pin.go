@@ -33,14 +33,14 @@ func (p *pinFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&p.clientList, "client-cpus", "", "CPUs for lockbench and its generator processes (taskset list); GOMAXPROCS is set to their count")
 }
 
-// check parses the lists and decides the placement; it returns what is wrong, or "".
-func (p *pinFlags) check(fs *pflag.FlagSet, f *runFlags) string {
+// check parses the lists and decides the placement of spec's servers (none of them
+// lockbench's when attached); it returns what is wrong, or "".
+func (p *pinFlags) check(fs *pflag.FlagSet, spec compose.Spec, attached bool) string {
 	switch p.mode {
 	case pinAuto, pinOff:
 	default:
 		return fmt.Sprintf("--pin %q: want auto or off", p.mode)
 	}
-	attached := len(f.addrs) > 0
 	if attached && fs.Changed("server-cpus") {
 		return "--server-cpus places the servers lockbench starts; with --addr lockbench does not own the servers (place them where they run, e.g. taskset or docker --cpuset-cpus)"
 	}
@@ -62,7 +62,7 @@ func (p *pinFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 			return msg
 		}
 	}
-	p.placement = p.decide(f.spec, attached, avail)
+	p.placement = p.decide(spec, attached, avail)
 	return ""
 }
 

@@ -35,7 +35,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
-	if err := f.metrics.start(f, cmdSweep, ui); err != nil {
+	if err := f.metrics.start(1, ui); err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 		return exitUsage // before anything was measured
 	}
@@ -65,7 +65,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	}
 
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	if msg, code := checkAttachedKeyspace(ctx, f, tgt, file, ui); msg != "" {
+	if msg, code := f.keyspace.checkAttached(ctx, tgt.Target, f.cfg.KeyPrefix, file, ui); msg != "" {
 		fmt.Fprintf(stderr, "lockbench sweep: %s\n", msg)
 		return code // before anything ran or was deleted
 	}
