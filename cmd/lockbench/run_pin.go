@@ -3,9 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/bench"
 	"runtime"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/results"
@@ -13,8 +13,8 @@ import (
 )
 
 // pinFlags are --pin, --server-cpus and --client-cpus (run and sweep): where the servers
-// lockbench starts and lockbench itself run. check decides the placement; apply places the
-// client (the servers are placed as they start, through compose); bench.Place decides.
+// lockbench starts and lockbench itself run. check parses the lists and has bench.Place decide
+// the placement; apply places the client (the servers are placed as they start, through compose).
 type pinFlags struct {
 	mode                   string
 	serverList, clientList string
