@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
@@ -119,8 +117,11 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 // the merged file, with missing saying which processes are absent from it; or, with no file to
 // write, the exit code after saying why.
 func mergeFrom(opt collect.Options, runID string, expect int, command []string, stderr io.Writer) (merged *results.File, code int, missing error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The first Ctrl-C ends the fetch (nothing is written); a second quits at once.
+	in := catchInterrupts(func(os.Signal) {}, cancel)
+	defer in.release()
 	merged, err := collect.Fetch(ctx, opt, runID, expect, version, command)
 	switch {
 	case errors.Is(err, collect.ErrMissing) && merged != nil:
