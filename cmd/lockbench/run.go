@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"github.com/lockbench/lockbench/target"
 	"io"
-	"os"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/thresholds"
 )
@@ -133,33 +130,12 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer removeNetwork() // after the topology, whose servers it carries
 
-	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
-	if err != nil {
-		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
-		switch {
-		case ctx.Err() != nil:
-			return exitInterrupted
-		case errors.Is(err, target.ErrBadSpec):
-			return exitUsage // --addr does not fit --topology, or refuses the credentials or TLS: nothing was run
-		}
-		return exitFailure
+	tgt, file, code := prepare(ctx, cmdRun, f, in, ui, stderr)
+	if code != exitOK {
+		return code
 	}
 	defer tgt.close()
-	if msg := f.faultFlags.checkAttached(tgt.Target, f.faultLayout()); msg != "" {
-		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
-		return exitUsage // nothing was measured
-	}
-	if !tgt.prefixAllowed(ctx, "run", f.cfg.KeyPrefix, ui, stderr) {
-		return exitUsage // nothing was measured
-	}
-
-	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	if msg, code := f.keyspace.checkAttached(ctx, tgt.Target, f.cfg.KeyPrefix, file, ui); msg != "" {
-		fmt.Fprintf(stderr, "lockbench run: %s\n", msg)
-		return code // before anything ran or was deleted
-	}
 	bench.Describe(ctx, tgt.Target, file, f.cfg.Concurrency, ui)
-	file.Placement = f.pin.placement
 	opts := bench.Options{Reporter: ui, File: file, Metrics: f.metrics.runMetrics, Fleet: f.fleetSpec(f.metrics.served)}
 	if rs := f.refereeSpec(); rs != nil {
 		// Before anything is measured: a referee on the deployment under test is refused.

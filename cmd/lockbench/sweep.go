@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
 	"github.com/lockbench/lockbench/workloads"
@@ -47,31 +44,13 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 
 	// The first progress line: how long this may take, before anything starts.
 	ui.line("sweep plan: %s", sweep.PlanTime(opts).Describe())
-	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
-	if err != nil {
-		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
-		switch {
-		case ctx.Err() != nil:
-			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), len(f.addrs) > 0:
-			// Nothing was measured: the --addr given does not answer, or is not --topology.
-			return exitUsage
-		}
-		return exitFailure
+	tgt, file, code := prepare(ctx, cmdSweep, f, in, ui, stderr)
+	if code != exitOK {
+		return code
 	}
 	defer tgt.close()
-	if !tgt.prefixAllowed(ctx, "sweep", f.cfg.KeyPrefix, ui, stderr) {
-		return exitUsage // nothing was measured
-	}
-
-	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	if msg, code := f.keyspace.checkAttached(ctx, tgt.Target, f.cfg.KeyPrefix, file, ui); msg != "" {
-		fmt.Fprintf(stderr, "lockbench sweep: %s\n", msg)
-		return code // before anything ran or was deleted
-	}
 	file.RedisVersion = tgt.RedisVersion(ctx)
 	file.Topology = tgt.Info()
-	file.Placement = f.pin.placement
 	spec := f.benchSpec()
 	spec.AbortOnFail = false // a sweep stops a step on its SLO (sweepSteps.abort), not on thresholds
 	if s.mode == results.SweepRate {
