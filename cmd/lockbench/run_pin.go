@@ -61,18 +61,15 @@ func (p *pinFlags) check(fs *pflag.FlagSet, spec compose.Spec, attached bool) st
 	return ""
 }
 
-// parseCPUFlag reads the CPU list of flag --name and checks that this process may use every CPU
-// of it; it returns what is wrong, or "".
+// parseCPUFlag reads the CPU list of flag --name, which this process must be able to use
+// (pin.ParseUsable); it returns what is wrong, or "".
 func parseCPUFlag(name, list string, avail pin.CPUs) (pin.CPUs, string) {
-	cpus, err := pin.Parse(list)
-	if err != nil {
+	cpus, err := pin.ParseUsable(list, avail)
+	switch {
+	case errors.Is(err, pin.ErrNotAvailable):
+		return nil, "--" + name + " " + err.Error()
+	case err != nil:
 		return nil, fmt.Sprintf("--%s: %v", name, err)
-	}
-	if miss := cpus.Missing(avail); len(miss) > 0 {
-		return nil, fmt.Sprintf("--%s %s: CPU %s does not exist here or is not available to lockbench (available: %s)", name, list, miss, avail)
-	}
-	if runtime.GOOS != "linux" {
-		return nil, fmt.Sprintf("--%s: %v", name, pin.ErrUnsupported)
 	}
 	return cpus, ""
 }
