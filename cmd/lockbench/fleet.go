@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -92,7 +91,7 @@ func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd string) string {
 		ff.index = slot - 1
 	}
 	if ff.startAtText != "" {
-		t, err := parseStartAt(ff.startAtText)
+		t, err := bench.ParseStartAt(ff.startAtText)
 		if err != nil {
 			return fmt.Sprintf("--start-at %q: want an RFC 3339 time (2026-11-23T12:00:00Z) or Unix seconds", ff.startAtText)
 		}
@@ -106,18 +105,6 @@ func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd string) string {
 		ff.stalls = append(ff.stalls, bench.Stall{At: flt.At, For: flt.For})
 	}
 	return ""
-}
-
-// parseStartAt reads an RFC 3339 time or Unix seconds (with a fraction).
-func parseStartAt(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	sec, err := strconv.ParseFloat(s, 64)
-	if err != nil || sec <= 0 || sec > 1e11 {
-		return time.Time{}, errors.New("bad time")
-	}
-	return time.Unix(0, int64(sec*1e9)).UTC(), nil
 }
 
 // checkProcNets parses run's --net-proc into ff.procNet, and returns the message for a bad one,
