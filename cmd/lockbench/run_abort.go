@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbench/lockbench/sweep"
 	"github.com/lockbench/lockbench/thresholds"
-	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
 
@@ -52,21 +50,4 @@ func (a *abortFlags) check(fs *pflag.FlagSet, cmd string, ths []thresholds.Thres
 		}
 	}
 	return "--abort-on-fail: none of the --threshold can be checked while measuring (ratios compare drivers that run one after the other; commands, CPU and driver counts are read at the end)"
-}
-
-// sweepCheck is sweep's: the SLO percentile of the phase so far against its limit.
-func (a *abortFlags) sweepCheck(slo sweep.SLO) func(string, workloads.Live) string {
-	if !a.on {
-		return nil
-	}
-	return func(_ string, l workloads.Live) string {
-		if l.Elapsed < a.after || l.Acquire == nil || l.Acquire.TotalCount() == 0 {
-			return ""
-		}
-		v := time.Duration(l.Acquire.ValueAtQuantile(slo.Percentile)) * time.Microsecond
-		if v <= slo.Limit {
-			return ""
-		}
-		return fmt.Sprintf("%s %v over the SLO's %v after %.1fs", slo.Name, v, slo.Limit, l.Elapsed.Seconds())
-	}
 }

@@ -52,9 +52,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	file.RedisVersion = tgt.RedisVersion(ctx)
 	file.Topology = tgt.Info()
 	spec := f.benchSpec()
-	spec.AbortOnFail = false // a sweep stops a step on its SLO (sweepSteps.abort), not on thresholds
+	spec.AbortOnFail = false // a sweep stops a step on its SLO (bench.OverSLO), not on thresholds
 	if s.mode == results.SweepRate {
-		// Validated at a step's rate, as every step runs (sweepSteps.run sets its own): without
+		// Validated at a step's rate, as every step runs (bench.SweepSteps.Run sets its own): without
 		// one, the --arrival the sweep's flags set would be refused.
 		spec.Config.Rate = s.loads[0]
 	}
@@ -64,12 +64,15 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 		return exitUsage // flags were checked: a bug
 	}
-	steps := &sweepSteps{session: session, mode: s.mode, file: file, abort: f.abort.sweepCheck(s.goal)}
+	steps := &bench.SweepSteps{Session: session, Mode: s.mode, Skipped: &file.Skipped}
+	if f.abort.on {
+		steps.Abort = bench.OverSLO(s.goal, f.abort.after)
+	}
 	status := sweep.NewStatus(opts)
 	ui.mu.Lock()
 	ui.prefix = status.Prefix
 	ui.mu.Unlock()
-	opts.Step = steps.run
+	opts.Step = steps.Run
 	opts.Progress = func(e sweep.Event) {
 		for _, line := range status.Update(e) {
 			ui.line("%s", line)
