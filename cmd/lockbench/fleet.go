@@ -16,11 +16,8 @@ import (
 // maxProcs bounds --procs and merge's --expect.
 const maxProcs = bench.MaxProcs
 
-// The worker's --clock: what its --start-at is read by.
-const (
-	clockRedis = bench.ClockRedis
-	clockLocal = bench.ClockLocal
-)
+// clockRedis is the worker's --clock by default: its --start-at is read by the deployment's TIME.
+const clockRedis = bench.ClockRedis
 
 // fleetFlags are run's --procs and the worker's own flags.
 type fleetFlags struct {

@@ -7,11 +7,10 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// Providers: who starts the topology when no --addr is given, or that lockbench attached.
+// Providers: who starts the topology when no --addr is given (check and up use these names).
 const (
-	providerNative   = target.ProviderNative
-	providerDocker   = target.ProviderDocker
-	providerAttached = target.ProviderAttached
+	providerNative = target.ProviderNative
+	providerDocker = target.ProviderDocker
 )
 
 // runTarget is the deployment a command drives (package target), with what lockbench did to
