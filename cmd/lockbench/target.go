@@ -7,7 +7,8 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// Providers: who starts the topology when no --addr is given (check and up use these names).
+// Providers: who starts the topology when no --addr is given, by the names check.go and the
+// tests use.
 const (
 	providerNative = target.ProviderNative
 	providerDocker = target.ProviderDocker
