@@ -36,9 +36,8 @@ func fleetCommand(name string) bool { return name == cmdRun || name == cmdWorker
 // shown the help, and the int is the exit code.
 func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
 	f := &runFlags{fleet: fleetFlags{procs: 1}, flagsOnly: flagsOnly(stdout)}
-	fs := pflag.NewFlagSet("lockbench "+c.name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
+	cfs := newCmdFlagSet(c.name, stderr)
+	fs := cfs.FlagSet
 	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", ")+"; negative control, broken on purpose, never a default: "+strings.Join(drivers.Controls(), ", ")+
 		"; a driver's options follow its name, each :key=value, so one run compares settings (e.g. lockcore,lockcore:handoff=0); options:\n"+drivers.OptionsHelp())
 	fs.IntVar(&f.repeat, "repeat", 1, "run every driver this many times, interleaved and rotating the order each round (a b c, c a b, b c a, …); the summary shows medians")
@@ -96,10 +95,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		c.add(fs)
 	}
 
-	bad := func(format string, a ...any) (*runFlags, int, bool) {
-		fmt.Fprintf(stderr, "lockbench "+c.name+": "+format+"\nRun 'lockbench "+c.name+" --help' for usage.\n", a...)
-		return nil, exitUsage, false
-	}
+	bad := func(format string, a ...any) (*runFlags, int, bool) { return nil, cfs.bad(format, a...), false }
 	if err := fs.Parse(args); err != nil {
 		return bad("%v", err)
 	}
