@@ -107,21 +107,27 @@ func (r *remote) worker(driver string, round, index int, addrs []string, clockMo
 // carries the passwords).
 func (r *remote) childConn() conn.Options {
 	if s := r.tgt.Secure(); s != nil {
-		var c conn.Options
-		if s.TLS {
-			c.TLS, c.CAFile, c.ServerName = true, s.CAFile, s.ServerName
-		}
-		if s.Auth {
-			c.User = target.SecureUser
-			if r.tgt.Spec().Kind == compose.KindSentinel {
-				c.SentinelUser = target.SecureUser
-			}
-		}
-		return c
+		return secureConn(s, r.tgt.Spec().Kind)
 	}
 	c := r.f.Conn
 	c.PasswordFile, c.SentinelPasswordFile = "", ""
 	c.Addrs, c.Topology, c.Getenv = nil, "", nil
+	return c
+}
+
+// secureConn is how the processes connect to a topology of kind started with s: its user and
+// TLS, with the name its certificate carries when that is not the address dialled (docker).
+func secureConn(s *target.Secure, kind string) conn.Options {
+	var c conn.Options
+	if s.TLS {
+		c.TLS, c.CAFile, c.ServerName = true, s.CAFile, s.ServerName
+	}
+	if s.Auth {
+		c.User = target.SecureUser
+		if kind == compose.KindSentinel {
+			c.SentinelUser = target.SecureUser
+		}
+	}
 	return c
 }
 

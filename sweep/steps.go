@@ -51,7 +51,7 @@ func roundSignificant(x float64, digits int) float64 {
 
 // CheckLoads checks loads given one by one for mode (results.SweepRate or
 // results.SweepConcurrency): 1 to MaxSteps of them, each positive and finite, strictly
-// ascending, and whole numbers of workers for concurrency. The error wraps ErrBadInput. It is
+// ascending, and whole numbers of workers, at most MaxWorkers, for concurrency. The error wraps ErrBadInput. It is
 // safe for concurrent use.
 func CheckLoads(mode string, loads []float64) error {
 	flag := "--rates"
@@ -71,6 +71,8 @@ func CheckLoads(mode string, loads []float64) error {
 			return badInput("%s: step %d is %v; workers come in whole numbers", flag, i+1, l)
 		case i > 0 && l <= loads[i-1]:
 			return badInput("%s: step %d (%v) is not above step %d (%v); list the steps in ascending order, each once", flag, i+1, l, i, loads[i-1])
+		case mode == results.SweepConcurrency && l > MaxWorkers:
+			return badInput("%s: %v workers: at most %d", flag, l, MaxWorkers)
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -169,6 +168,7 @@ func (o *Outcome) Complete() bool {
 	return true
 }
 
+// fill sets the defaults of zero values, then validates.
 func (o *Options) fill() error {
 	if o.SaturationMargin == 0 {
 		o.SaturationMargin = DefaultSaturationMargin
@@ -185,31 +185,10 @@ func (o *Options) fill() error {
 	if o.Confidence == 0 {
 		o.Confidence = DefaultConfidence
 	}
-	switch {
-	case !(o.SaturationMargin > 0 && o.SaturationMargin < 1):
-		return badInput("saturation margin %v: want above 0 and below 1", o.SaturationMargin)
-	case !(o.StopFactor >= 1) || math.IsInf(o.StopFactor, 0):
-		return badInput("stop factor %v: want at least 1", o.StopFactor)
-	case o.Rounds < 1 || o.Rounds > MaxRoundsLimit:
-		return badInput("rounds %d: want 1 to %d", o.Rounds, MaxRoundsLimit)
-	case o.MaxRounds < o.Rounds || o.MaxRounds > MaxRoundsLimit:
-		return badInput("max rounds %d: want from the rounds (%d) to %d", o.MaxRounds, o.Rounds, MaxRoundsLimit)
-	case !(o.Confidence > 0 && o.Confidence < 1):
-		return badInput("confidence %v: want above 0 and below 1", o.Confidence)
-	case !(o.Precision >= 0 && o.Precision < 10):
-		return badInput("precision %v: want 0 (no refinement) or a fraction such as 0.05", o.Precision)
-	case o.Budget < 0:
-		return badInput("budget %v: want 0 (no bound) or more", o.Budget)
-	case !(o.FloorShare >= 0 && o.FloorShare < 1):
-		return badInput("noise floor share %v: want 0 (none) or a fraction below 1, such as 0.05", o.FloorShare)
-	case len(o.Drivers) == 0:
-		return badInput("no drivers")
-	case o.Step == nil:
+	if o.Step == nil {
 		return badInput("no step function")
-	case !(o.SLO.Percentile > 0 && o.SLO.Percentile < 100) || o.SLO.Limit <= 0:
-		return badInput("SLO %v: want a percentile in (0, 100) and a positive limit", o.SLO)
 	}
-	return CheckLoads(o.Mode, o.Loads)
+	return o.Validate()
 }
 
 // driverState is one driver's progress through the steps.

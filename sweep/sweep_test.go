@@ -379,8 +379,8 @@ func TestOptionsChecked(t *testing.T) {
 		{Options{Mode: results.SweepRate, Loads: []float64{1}, SLO: slo, Step: step}, "no drivers"},
 		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, SLO: slo}, "no step function"},
 		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, Step: step}, "SLO"},
-		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, SLO: slo, Step: step, SaturationMargin: 1}, "saturation margin 1"},
-		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, SLO: slo, Step: step, StopFactor: 0.5}, "stop factor 0.5"},
+		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, SLO: slo, Step: step, SaturationMargin: 1}, "--saturation-margin 1"},
+		{Options{Mode: results.SweepRate, Loads: []float64{1}, Drivers: []string{"a"}, SLO: slo, Step: step, StopFactor: 0.5}, "--stop-factor 0.5"},
 	} {
 		if _, err := Run(context.Background(), c.o); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%+v: %v; want ErrBadInput with %q", c.o, err, c.msg)

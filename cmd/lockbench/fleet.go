@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,21 +13,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// The commands that take the run flags.
-const (
-	cmdRun    = "run"
-	cmdWorker = "worker"
-	cmdSweep  = "sweep"
-)
-
 // maxProcs bounds --procs and merge's --expect.
 const maxProcs = bench.MaxProcs
 
-// The worker's --clock: what its --start-at is read by.
-const (
-	clockRedis = bench.ClockRedis
-	clockLocal = bench.ClockLocal
-)
+// clockRedis is the worker's --clock by default: its --start-at is read by the deployment's TIME.
+const clockRedis = bench.ClockRedis
 
 // fleetFlags are run's --procs and the worker's own flags.
 type fleetFlags struct {
@@ -75,16 +64,15 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.StringArrayVar(&ff.stallTexts, "stall", nil, "stall this process's lock holders, repeatable: AT+FOR, from the start of the measured phase (3s+2s): the workers holding a lock at AT keep it until AT+FOR, while the process and its watchdog run on (what lockbench run --fault stall:genN@AT+FOR passes to generator N)")
 }
 
-// checkFleetFlags returns what is wrong with the fleet flags, or "": run's --procs and
-// --net-proc; the worker's flags as they are written (a task slot, a time, AT+FOR), then the
-// spec they make (bench.WorkerSpec.Validate), then what a worker does not do.
-func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
-	ff := &f.fleet
+// check returns what is wrong with the fleet flags of cmd, or "": run's --procs and
+// --net-proc; the worker's flags as they are written (a task slot, a time, AT+FOR). What the
+// spec they make may be is bench.WorkerSpec.Validate's.
+func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd string) string {
 	if ff.procs < 1 || ff.procs > maxProcs {
 		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, maxProcs)
 	}
 	if cmd == cmdRun {
-		return checkProcNets(ff)
+		return ff.checkProcNets()
 	}
 	if ff.slotEnv != "" {
 		// Swarm expands templates in a service's environment, not in its command, and counts
@@ -100,7 +88,7 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		ff.index = slot - 1
 	}
 	if ff.startAtText != "" {
-		t, err := parseStartAt(ff.startAtText)
+		t, err := bench.ParseStartAt(ff.startAtText)
 		if err != nil {
 			return fmt.Sprintf("--start-at %q: want an RFC 3339 time (2026-11-23T12:00:00Z) or Unix seconds", ff.startAtText)
 		}
@@ -113,127 +101,62 @@ func checkFleetFlags(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		}
 		ff.stalls = append(ff.stalls, bench.Stall{At: flt.At, For: flt.For})
 	}
-	if err := f.workerSpec().Validate(); err != nil {
-		return err.Error()
+	return ""
+}
+
+// checkProcNets parses run's --net-proc into ff.procNet, and returns the message for a bad one,
+// or "".
+func (ff *fleetFlags) checkProcNets() string {
+	if len(ff.procNets) == 0 {
+		return ""
 	}
-	switch {
-	case len(f.drivers) != 1:
-		return fmt.Sprintf("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(f.drivers), strings.Join(f.drivers, ","))
-	case f.repeat != 1:
-		return "a worker runs once: start the workers again to repeat (--repeat is for lockbench run)"
-	case len(f.thresholds) > 0:
-		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
-	case fs.Changed("provider") || fs.Changed("image"):
-		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
+	if ff.procs < 2 {
+		return "--net-proc gives one of several generator processes its own network conditions: give --procs 2 or more"
+	}
+	ff.procNet = make(map[int]netem.Conditions, len(ff.procNets))
+	for _, v := range ff.procNets {
+		idx, spec, ok := strings.Cut(v, ":")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil {
+			return fmt.Sprintf("--net-proc %q: want INDEX:SPEC, e.g. 1:latency=5ms", v)
+		}
+		if i < 0 || i >= ff.procs {
+			return fmt.Sprintf("--net-proc %q: process %d, want 0 to %d (--procs %d)", v, i, ff.procs-1, ff.procs)
+		}
+		if _, dup := ff.procNet[i]; dup {
+			return fmt.Sprintf("--net-proc: process %d given twice", i)
+		}
+		c, err := netem.Parse(spec)
+		if err != nil {
+			return fmt.Sprintf("--net-proc %q: %s", v, strings.TrimPrefix(err.Error(), netem.ErrSpec.Error()+": "))
+		}
+		ff.procNet[i] = c
 	}
 	return ""
 }
 
-// parseStartAt reads an RFC 3339 time or Unix seconds (with a fraction).
-func parseStartAt(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
+// netOfProc is the conditions generator process i puts on its connections: its --net-proc, else
+// net (--net); "" for none.
+func (ff *fleetFlags) netOfProc(i int, net string) string {
+	if c, ok := ff.procNet[i]; ok {
+		return c.String()
 	}
-	sec, err := strconv.ParseFloat(s, 64)
-	if err != nil || sec <= 0 || sec > 1e11 {
-		return time.Time{}, errors.New("bad time")
-	}
-	return time.Unix(0, int64(sec*1e9)).UTC(), nil
+	return net
 }
 
-// fleetHelp gives lockbench worker its own introduction in place of the examples of run
-// (or sweep).
-func fleetHelp(cmd, runHelp string) string {
-	if cmd != cmdWorker {
-		return runHelp
+// netOfFleet is the network conditions of a run as its result records them (results.Run.Net):
+// net (--net) alone, or with --net-proc every process's, "0: none; 1: latency=5ms".
+func (ff *fleetFlags) netOfFleet(net string) string {
+	if len(ff.procNet) == 0 {
+		return net
 	}
-	return workerHelp
-}
-
-const workerHelp = `
-lockbench worker is one generator process of a run made by several: the process 'lockbench run
---procs N' starts N times, and the command to run on many machines under an orchestrator (a
-Kubernetes Indexed Job: deploy/kubernetes/). It takes run's flags for one driver, attaches to a
-running deployment (--addr), connects, waits for --start-at, warms up, measures, and writes one
-result file (--output). 'lockbench merge' merges the files of all processes into one result, as
---procs does: histograms merged, counts added up, per-process figures and Jain's index kept.
-
-Example, 3 processes started by hand against one Redis:
-  T=$(date -u -d '+10 sec' +%Y-%m-%dT%H:%M:%SZ)
-  for i in 0 1 2; do
-    lockbench worker --addr 10.0.0.5:6379 --driver lockcore --concurrency 16 --keys 1 \
-      --procs 3 --index $i --start-at $T --output out/proc-$i.json &
-  done; wait
-  lockbench merge out/proc-*.json -o merged.json
-
---start-at is read by the deployment's clock (--clock redis, the default: TIME, its offset
-estimated over several round trips), so machines whose clocks disagree still start together.
-With --collect ADDR --run ID a worker stores its result in that Redis instead of a file, for
-'lockbench merge --from ADDR --run ID --expect N': no volume shared by the machines.
-
-Processes on one machine started by 'lockbench run --procs' share a safety checker (shared
-memory); across machines, --referee ADDR --run ID has every holder mark its critical section
-on a separate Redis, which counts two holders at once (see docs/procs.md).
-
-Exit codes: 0 ok, 1 the run failed or found safety violations, 2 bad input, 130 interrupted.
-`
-
-// fleet is the generator processes the flags ask for (--procs, --generators docker), or nil
-// for runs in this process alone. metrics is where the processes serve theirs.
-func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
-	if f.fleet.procs < 2 && !f.gens.docker() {
-		return nil
-	}
-	fl := &bench.Fleet{
-		Procs:      f.fleet.procs,
-		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
-		Conn:       f.conn.opt,
-		CPUProfile: f.cpuprof,
-		Trace:      f.tracefile,
-		Metrics:    metrics,
-		Version:    version,
-	}
-	if len(f.fleet.procNet) > 0 {
-		fl.Nets = make([]string, f.fleet.procs)
-		for i := range fl.Nets {
-			fl.Nets[i] = netOfProc(f, i)
+	parts := make([]string, ff.procs)
+	for i := range parts {
+		n := ff.netOfProc(i, net)
+		if n == "" {
+			n = "none"
 		}
+		parts[i] = fmt.Sprintf("%d: %s", i, n)
 	}
-	if f.gens.docker() {
-		fl.Docker = &bench.Docker{Image: f.gens.image, CPUs: f.gens.cpus, Network: f.gens.network}
-	}
-	return fl
-}
-
-// workerSpec is the spec of the worker the flags describe (lockbench worker's flags).
-func (f *runFlags) workerSpec() bench.WorkerSpec {
-	ff := f.fleet
-	w := bench.WorkerSpec{
-		Driver:     f.drivers[0],
-		Workload:   f.workload,
-		Config:     f.cfg,
-		Lease:      f.lease,
-		Topology:   f.spec,
-		Addrs:      f.addrs,
-		Conn:       f.conn.opt,
-		Procs:      ff.procs,
-		Index:      ff.index,
-		StartAt:    ff.startAt,
-		Clock:      ff.clock,
-		Output:     ff.output,
-		Out:        f.out,
-		NoResults:  f.noResults,
-		Arena:      ff.arena,
-		Net:        f.net.String(),
-		FleetNet:   ff.fleetNet,
-		RunID:      f.collect.runID,
-		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
-		Referee:    bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile},
-		Resource:   f.resource.kind,
-		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
-		CPUProfile: f.cpuprof,
-		Trace:      f.tracefile,
-		Stalls:     ff.stalls,
-	}
-	return w.Filled()
+	return strings.Join(parts, "; ")
 }

@@ -208,7 +208,7 @@ func TestKubernetesJobRunsAWorker(t *testing.T) {
 			}))
 		}
 		var out bytes.Buffer
-		f, code, ok := parseRunFlagsAs(cmdWorker, args, &out, &out)
+		_, f, code, ok := parseWorker(args, &out, &out)
 		if !ok {
 			t.Fatalf("index %d: lockbench worker refuses %q: exit %d: %s", index, args, code, out.String())
 		}

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
-	"github.com/spf13/pflag"
 )
 
 const mergeHelp = `Usage: lockbench merge FILE... -o OUT
@@ -41,32 +38,21 @@ start time, number of processes, run id, lockbench version or image) are refused
 process and the field.
 
 Exit codes: 0 merged, 1 merged but the run had safety violations or errors, or processes are
-missing, 2 bad input (unreadable files, results of different runs, no -o).
-
-Flags:
-`
+missing, 2 bad input (unreadable files, results of different runs, no -o).`
 
 // mergeCommand is lockbench merge.
 func mergeCommand(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("lockbench merge", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newCmdFlagSet("merge", stderr)
+	fs.SortFlags = true // as merge has always listed them
 	out := fs.StringP("output", "o", "", "the merged result file to write")
 	from := fs.String("from", "", "fetch the results from this Redis (what the workers' --collect named) instead of files")
 	runID := fs.String("run", "", "with --from: the run whose results to fetch (the workers' --run)")
 	expect := fs.Int("expect", 0, "with --from: the number of processes the run must have (default: as the results say)")
 	caFile := fs.String("collect-ca-file", "", "with --from rediss://: the CA that signed its certificate")
-	help := fs.BoolP("help", "h", false, "show this help")
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lockbench merge: "+format+"\nRun 'lockbench merge --help' for usage.\n", a...)
-		return exitUsage
+	if code, done := fs.parse(args, stdout, mergeHelp, ""); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		return bad("%v", err)
-	}
-	if *help {
-		fmt.Fprint(stdout, mergeHelp+fs.FlagUsages())
-		return exitOK
-	}
+	bad := fs.bad
 	if *out == "" {
 		return bad("-o OUT: where to write the merged result")
 	}
@@ -119,8 +105,11 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 // the merged file, with missing saying which processes are absent from it; or, with no file to
 // write, the exit code after saying why.
 func mergeFrom(opt collect.Options, runID string, expect int, command []string, stderr io.Writer) (merged *results.File, code int, missing error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The first Ctrl-C ends the fetch (nothing is written); a second quits at once.
+	in := catchInterrupts(func(os.Signal) {}, cancel)
+	defer in.release()
 	merged, err := collect.Fetch(ctx, opt, runID, expect, version, command)
 	switch {
 	case errors.Is(err, collect.ErrMissing) && merged != nil:

@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbench/lockbench/sweep"
-	"github.com/lockbench/lockbench/workloads"
+	"github.com/lockbench/lockbench/thresholds"
 	"github.com/spf13/pflag"
 )
 
@@ -28,8 +27,9 @@ func (a *abortFlags) add(fs *pflag.FlagSet, cmd string) {
 	fs.DurationVar(&a.after, "abort-after", defaultAbortAfter, "with --abort-on-fail: how long each measured phase runs before it is checked")
 }
 
-// check returns what is wrong with the flags, or "".
-func (a *abortFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string {
+// check returns what is wrong with the flags of cmd, or "": run checks ths, its thresholds,
+// while measuring, in one process (procs).
+func (a *abortFlags) check(fs *pflag.FlagSet, cmd string, ths []thresholds.Threshold, procs int) string {
 	switch {
 	case !a.on && fs.Changed("abort-after"):
 		return "--abort-after needs --abort-on-fail"
@@ -39,32 +39,15 @@ func (a *abortFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string {
 		return fmt.Sprintf("--abort-after %v must not be negative", a.after)
 	case cmd == cmdSweep:
 		return "" // the SLO, always given or defaulted
-	case len(f.thresholds) == 0:
+	case len(ths) == 0:
 		return "--abort-on-fail needs a --threshold to check (e.g. --threshold 'p99<5ms')"
-	case f.fleet.procs > 1:
+	case procs > 1:
 		return "--abort-on-fail is not available with --procs: each process sees only its share of the run (its thresholds are checked on the merged result at the end)"
 	}
-	for _, th := range f.thresholds {
+	for _, th := range ths {
 		if th.CanAbort() {
 			return ""
 		}
 	}
 	return "--abort-on-fail: none of the --threshold can be checked while measuring (ratios compare drivers that run one after the other; commands, CPU and driver counts are read at the end)"
-}
-
-// sweepCheck is sweep's: the SLO percentile of the phase so far against its limit.
-func (a *abortFlags) sweepCheck(slo sweep.SLO) func(string, workloads.Live) string {
-	if !a.on {
-		return nil
-	}
-	return func(_ string, l workloads.Live) string {
-		if l.Elapsed < a.after || l.Acquire == nil || l.Acquire.TotalCount() == 0 {
-			return ""
-		}
-		v := time.Duration(l.Acquire.ValueAtQuantile(slo.Percentile)) * time.Microsecond
-		if v <= slo.Limit {
-			return ""
-		}
-		return fmt.Sprintf("%s %v over the SLO's %v after %.1fs", slo.Name, v, slo.Limit, l.Elapsed.Seconds())
-	}
 }

@@ -24,8 +24,9 @@ func (c *collectFlags) add(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&c.caFile, "collect-ca-file", "", "with --collect rediss://: the CA that signed the collection Redis' certificate (default: the system's roots)")
 }
 
-// check returns what is wrong with the group's flags, or "".
-func (c *collectFlags) check(f *runFlags, cmd string) string {
+// check returns what is wrong with the group's flags for cmd, with procs generator processes,
+// or "".
+func (c *collectFlags) check(cmd string, procs int) string {
 	if c.runID != "" {
 		if err := collect.CheckRunID(c.runID); err != nil {
 			return "--run: " + err.Error()
@@ -41,7 +42,7 @@ func (c *collectFlags) check(f *runFlags, cmd string) string {
 		return "--collect: " + err.Error()
 	}
 	switch {
-	case cmd == cmdRun && f.fleet.procs < 2:
+	case cmd == cmdRun && procs < 2:
 		return "--collect is where generator processes hand back their results: give --procs N (2 or more)"
 	case cmd == cmdWorker && c.runID == "":
 		return "--collect needs --run ID: the id every worker of the run shares, for lockbench merge --from ADDR --run ID"

@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/faults"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/target"
 	"github.com/spf13/pflag"
 )
 
@@ -37,11 +38,11 @@ func addFaultFlags(fs *pflag.FlagSet, ff *faultFlags) {
 	fs.DurationVar(&ff.interval, "timeline-interval", results.DefaultTimelineInterval, "length of a timeline point, at least "+minTimelineInterval.String()+"; e.g. 100ms to see a fail-over gap")
 }
 
-// checkFaultFlags parses the faults and checks them against the topology lockbench will start,
-// before anything starts; faults on an attached deployment are checked once attached
-// (checkAttachedFaults). It returns a message for a usage error, or "".
-func checkFaultFlags(f *runFlags) string {
-	ff := &f.faultFlags
+// check parses the faults and checks them against the topology lockbench will start (spec,
+// by provider), before anything starts; faults on an attached deployment are checked once
+// attached (checkAttached). runs is --driver × --repeat; run holds the run's side of the
+// layout: Procs, Duration, Containers, Partition. It returns a message for a usage error, or "".
+func (ff *faultFlags) check(runs int, attached bool, spec compose.Spec, provider string, run faults.Layout) string {
 	if ff.interval < minTimelineInterval {
 		return fmt.Sprintf("--timeline-interval %v: want at least %v", ff.interval, minTimelineInterval)
 	}
@@ -55,43 +56,42 @@ func checkFaultFlags(f *runFlags) string {
 	if len(ff.faults) == 0 {
 		return ""
 	}
-	if runs := f.repeat * len(f.drivers); runs > 1 && slices.ContainsFunc(ff.faults, func(x faults.Fault) bool { return x.Action == faults.Isolate }) {
+	if runs > 1 && slices.ContainsFunc(ff.faults, func(x faults.Fault) bool { return x.Action == faults.Isolate }) {
 		// The first run's isolation ends in a fail-over: in the next, the node it names is a
 		// replica, and isolating it would show nothing while looking like the same fault.
 		return fmt.Sprintf("--fault isolate with %d runs (--driver × --repeat): after the first, the isolated master has been replaced by a promoted replica and cannot be isolated again; run one driver and one round per invocation", runs)
 	}
 	serverFaults := slices.ContainsFunc(ff.faults, func(x faults.Fault) bool { return !x.Action.Client() })
-	if len(f.addrs) > 0 && serverFaults {
+	if attached && serverFaults {
 		if !ff.allowAttached {
 			return "--fault on an attached deployment (--addr) is refused: it would kill, pause or fail over servers lockbench did not start; add --allow-faults-on-attached to ask for fail-overs there anyway (the client faults pause-client and stall act on lockbench's own processes, and need no leave)"
 		}
 		return "" // checked against the deployment once attached
 	}
-	l := faults.LayoutFor(f.spec)
-	l.Signals = f.provider == providerNative
-	l.Isolate = f.provider == providerDocker && f.spec.Kind == compose.KindSentinel
+	l := faults.LayoutFor(spec)
+	l.Signals = provider == target.ProviderNative
+	l.Isolate = provider == target.ProviderDocker && spec.Kind == compose.KindSentinel
 	if !l.Signals {
-		l.NoSignals = "--provider " + f.provider + " is not supported for kill, pause and restart yet (use --provider native)"
+		l.NoSignals = "--provider " + provider + " is not supported for kill, pause and restart yet (use --provider native)"
 	}
-	return validateFaults(f, l)
+	return ff.validate(l, run)
 }
 
-// checkAttachedFaults checks the faults against the deployment lockbench attached to, before
-// anything is measured. It returns a message for a usage error, or "".
-func checkAttachedFaults(f *runFlags, tgt *runTarget) string {
-	if len(f.faultFlags.faults) == 0 || !tgt.Attached() {
+// checkAttached checks the faults against the deployment t lockbench attached to, before
+// anything is measured (run as for check). It returns a message for a usage error, or "".
+func (ff *faultFlags) checkAttached(t *target.Target, run faults.Layout) string {
+	if len(ff.faults) == 0 || !t.Attached() {
 		return ""
 	}
-	l := faults.LayoutOf(tgt.Description())
+	l := faults.LayoutOf(t.Description())
 	l.NoSignals = "lockbench attached to this deployment (--addr) and has no processes to signal"
-	return validateFaults(f, l)
+	return ff.validate(l, run)
 }
 
-func validateFaults(f *runFlags, l faults.Layout) string {
-	l.Procs, l.Duration = f.fleet.procs, f.cfg.Duration
-	l.Containers = f.gens.kind == generatorsDocker
-	l.Partition = f.net.cond != nil // the --net proxy partitions (bench.ServerSchedule)
-	if err := faults.Validate(f.faultFlags.faults, l); err != nil {
+// validate checks the faults against the topology's layout l with the run's side of it.
+func (ff *faultFlags) validate(l, run faults.Layout) string {
+	l.Procs, l.Duration, l.Containers, l.Partition = run.Procs, run.Duration, run.Containers, run.Partition
+	if err := faults.Validate(ff.faults, l); err != nil {
 		return "--fault: " + err.Error()
 	}
 	return ""

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/lockbench/lockbench/bench"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/target"
 	"github.com/spf13/pflag"
 )
 
@@ -25,11 +26,11 @@ func (g *keyspaceFlags) add(fs *pflag.FlagSet, cmd string) {
 		"(another run's, or a crashed one's); without it lockbench names them, leaves them alone and does not start (exit 2)")
 }
 
-// checkAttachedKeyspace runs bench.CheckKeyspace before the first run on a deployment lockbench
-// attached to (with --clean-existing), and sets file.Cleanup, which the cleanups fill. It
-// returns what to say and the exit code, or "" to go on.
-func checkAttachedKeyspace(ctx context.Context, f *runFlags, tgt *runTarget, file *results.File, ui *progressUI) (string, int) {
-	cleanup, err := bench.CheckKeyspace(ctx, tgt.Target, f.cfg.KeyPrefix, f.keyspace.cleanExisting, ui)
+// checkAttached runs bench.CheckKeyspace for prefix before the first run on a deployment
+// lockbench attached to (with --clean-existing), and sets file.Cleanup, which the cleanups
+// fill. It returns what to say and the exit code, or "" to go on.
+func (g *keyspaceFlags) checkAttached(ctx context.Context, t *target.Target, prefix string, file *results.File, ui *progressUI) (string, int) {
+	cleanup, err := bench.CheckKeyspace(ctx, t, prefix, g.cleanExisting, ui)
 	switch {
 	case errors.Is(err, bench.ErrBadSpec):
 		return err.Error(), exitUsage

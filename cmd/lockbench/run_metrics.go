@@ -4,9 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/lockbench/lockbench/bench"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
@@ -34,8 +34,8 @@ func (m *metricsFlags) add(fs *pflag.FlagSet, cmd string) {
 	}
 }
 
-// check returns what is wrong with the flags, or "".
-func (m *metricsFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string {
+// check returns what is wrong with the flags of cmd, with procs generator processes, or "".
+func (m *metricsFlags) check(fs *pflag.FlagSet, cmd string, procs int) string {
 	if m.addr == "" {
 		if fs.Changed("metrics-linger") {
 			return "--metrics-linger needs --metrics-addr"
@@ -48,8 +48,8 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string 
 	if m.linger < 0 {
 		return fmt.Sprintf("--metrics-linger %v must not be negative", m.linger)
 	}
-	if cmd == cmdRun && f.fleet.procs > 1 {
-		if err := bench.CheckGeneratorAddrs(m.addr, f.fleet.procs); err != nil {
+	if cmd == cmdRun && procs > 1 {
+		if err := bench.CheckGeneratorAddrs(m.addr, procs); err != nil {
 			return err.Error()
 		}
 	}
@@ -62,13 +62,9 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, f *runFlags, cmd string) string 
 }
 
 // start serves the metrics (bench.ServeMetrics), before anything is measured: a port in use is
-// bad input. With --procs the processes serve (each on PORT+index) and this one only checks
-// that the ports are free. It reports what went wrong, for exit code 2.
-func (m *metricsFlags) start(f *runFlags, cmd string, ui *progressUI) error {
-	procs := 1
-	if cmd == cmdRun {
-		procs = f.fleet.procs
-	}
+// bad input. With --procs (procs > 1) the processes serve (each on PORT+index) and this one only
+// checks that the ports are free. It reports what went wrong, for exit code 2.
+func (m *metricsFlags) start(procs int, ui *progressUI) error {
 	s, err := bench.ServeMetrics(bench.MetricsSpec{Addr: m.addr, RunID: m.runID, Linger: m.linger, Procs: procs}, ui)
 	m.served = s
 	return err

@@ -5,21 +5,16 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
 )
 
-// The --pin modes.
-const (
-	pinAuto = "auto"
-	pinOff  = "off"
-)
-
 // pinFlags are --pin, --server-cpus and --client-cpus (run and sweep): where the servers
-// lockbench starts and lockbench itself run. check decides the placement; apply places the
-// client (the servers are placed as they start, through compose).
+// lockbench starts and lockbench itself run. check parses the lists and has bench.Place decide
+// the placement; apply places the client (the servers are placed as they start, through compose).
 type pinFlags struct {
 	mode                   string
 	serverList, clientList string
@@ -28,23 +23,23 @@ type pinFlags struct {
 }
 
 func (p *pinFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&p.mode, "pin", pinAuto, "CPU placement of the servers lockbench starts and of lockbench itself: auto (on a machine with 2 or more CPUs, the servers on the highest-numbered CPUs — one per master, at most half — and lockbench with its generator processes on the rest, GOMAXPROCS set to their count) or off (the scheduler decides; client and server then compete for the same cores)")
+	fs.StringVar(&p.mode, "pin", bench.PinAuto, "CPU placement of the servers lockbench starts and of lockbench itself: auto (on a machine with 2 or more CPUs, the servers on the highest-numbered CPUs — one per master, at most half — and lockbench with its generator processes on the rest, GOMAXPROCS set to their count) or off (the scheduler decides; client and server then compete for the same cores)")
 	fs.StringVar(&p.serverList, "server-cpus", "", "CPUs for the redis-server processes lockbench starts (taskset list: 1, 2-3, 1,3); not with --addr, whose servers lockbench does not own")
 	fs.StringVar(&p.clientList, "client-cpus", "", "CPUs for lockbench and its generator processes (taskset list); GOMAXPROCS is set to their count")
 }
 
-// check parses the lists and decides the placement; it returns what is wrong, or "".
-func (p *pinFlags) check(fs *pflag.FlagSet, f *runFlags) string {
+// check parses the lists and decides the placement of spec's servers (none of them
+// lockbench's when attached); it returns what is wrong, or "".
+func (p *pinFlags) check(fs *pflag.FlagSet, spec compose.Spec, attached bool) string {
 	switch p.mode {
-	case pinAuto, pinOff:
+	case bench.PinAuto, bench.PinOff:
 	default:
 		return fmt.Sprintf("--pin %q: want auto or off", p.mode)
 	}
-	attached := len(f.addrs) > 0
 	if attached && fs.Changed("server-cpus") {
 		return "--server-cpus places the servers lockbench starts; with --addr lockbench does not own the servers (place them where they run, e.g. taskset or docker --cpuset-cpus)"
 	}
-	if p.mode == pinOff && (fs.Changed("server-cpus") || fs.Changed("client-cpus")) {
+	if p.mode == bench.PinOff && (fs.Changed("server-cpus") || fs.Changed("client-cpus")) {
 		return "--pin off places nothing: drop it, or drop --server-cpus/--client-cpus"
 	}
 	avail, err := pin.Available()
@@ -62,85 +57,21 @@ func (p *pinFlags) check(fs *pflag.FlagSet, f *runFlags) string {
 			return msg
 		}
 	}
-	p.placement = p.decide(f.spec, attached, avail)
+	p.server, p.client, p.placement = bench.Place(p.mode, p.server, p.client, spec, attached, avail)
 	return ""
 }
 
-// parseCPUFlag reads the CPU list of flag --name and checks that this process may use every CPU
-// of it; it returns what is wrong, or "".
+// parseCPUFlag reads the CPU list of flag --name, which this process must be able to use
+// (pin.ParseUsable); it returns what is wrong, or "".
 func parseCPUFlag(name, list string, avail pin.CPUs) (pin.CPUs, string) {
-	cpus, err := pin.Parse(list)
-	if err != nil {
+	cpus, err := pin.ParseUsable(list, avail)
+	switch {
+	case errors.Is(err, pin.ErrNotAvailable):
+		return nil, "--" + name + " " + err.Error()
+	case err != nil:
 		return nil, fmt.Sprintf("--%s: %v", name, err)
 	}
-	if miss := cpus.Missing(avail); len(miss) > 0 {
-		return nil, fmt.Sprintf("--%s %s: CPU %s does not exist here or is not available to lockbench (available: %s)", name, list, miss, avail)
-	}
-	if runtime.GOOS != "linux" {
-		return nil, fmt.Sprintf("--%s: %v", name, pin.ErrUnsupported)
-	}
 	return cpus, ""
-}
-
-// decide fills in what the flags leave to lockbench: with one list given, the other side gets
-// the remaining CPUs; with none, --pin auto splits them (pin.Split).
-func (p *pinFlags) decide(spec compose.Spec, attached bool, avail pin.CPUs) *results.Placement {
-	pl := &results.Placement{Mode: p.mode}
-	if p.mode == pinOff {
-		pl.Shared = !attached
-		return pl
-	}
-	explicit := len(p.server) > 0 || len(p.client) > 0
-	if explicit {
-		pl.Mode = "manual"
-	}
-	switch {
-	case attached:
-		pl.Note = "lockbench did not start the deployment and does not place its servers"
-	case runtime.GOOS != "linux":
-		pl.Note = "CPU placement needs Linux"
-		pl.Shared = true
-	case len(p.server) > 0 && len(p.client) == 0:
-		p.client = without(avail, p.server)
-	case len(p.client) > 0 && len(p.server) == 0:
-		p.server = without(avail, p.client)
-	case !explicit:
-		var ok bool
-		if p.server, p.client, ok = pin.Split(avail, mastersOf(spec)); !ok {
-			pl.Note = "one CPU: nothing to split"
-		}
-	}
-	pl.ServerCPUs, pl.ClientCPUs = p.server.String(), p.client.String()
-	if !attached && (len(p.server) == 0 || len(p.client) == 0 || len(p.server.Intersect(p.client)) > 0) {
-		pl.Shared = true
-	}
-	return pl
-}
-
-// without returns the CPUs of avail not in c; all of avail when that leaves none.
-func without(avail, c pin.CPUs) pin.CPUs {
-	var out pin.CPUs
-	for _, x := range avail {
-		if len(c.Intersect(pin.CPUs{x})) == 0 {
-			out = append(out, x)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// mastersOf is how many servers of spec execute the lock commands: the ones that need a CPU of
-// their own to be measured alone.
-func mastersOf(spec compose.Spec) int {
-	switch spec.Kind {
-	case compose.KindCluster:
-		return compose.ClusterMasters
-	case compose.KindMasters:
-		return spec.Masters
-	}
-	return 1
 }
 
 // apply places lockbench itself (all its threads, and the processes it forks from now on) and

@@ -26,8 +26,8 @@ func (g *refereeFlags) add(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&g.caFile, "referee-ca-file", "", "with --referee rediss://: the CA that signed the referee's certificate")
 }
 
-// check returns what is wrong with the group's flags, or "".
-func (g *refereeFlags) check(f *runFlags, cmd string) string {
+// check returns what is wrong with the group's flags for cmd, or "". runID is the worker's --run.
+func (g *refereeFlags) check(cmd, runID string) string {
 	switch {
 	case g.addr == "" && g.caFile != "":
 		return "--referee-ca-file needs --referee"
@@ -35,7 +35,7 @@ func (g *refereeFlags) check(f *runFlags, cmd string) string {
 		return ""
 	case g.addr == refereeNative && cmd != cmdRun:
 		return "--referee native: a worker uses the run's referee; give its address"
-	case cmd == cmdWorker && f.collect.runID == "":
+	case cmd == cmdWorker && runID == "":
 		return "--referee needs --run ID: every process of the run marks its holders under the run's id"
 	case g.addr == refereeNative:
 		return ""
@@ -44,13 +44,4 @@ func (g *refereeFlags) check(f *runFlags, cmd string) string {
 		return "--referee: " + err.Error()
 	}
 	return ""
-}
-
-// spec is the referee run asks for, nil for none.
-func (f *runFlags) refereeSpec() *bench.RefereeSpec {
-	if f.referee.addr == "" {
-		return nil
-	}
-	return &bench.RefereeSpec{Endpoint: bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile}, Resource: f.resource.kind,
-		NativeHost: f.gens.nativeHost(), ForResource: f.resource.autoReferee}
 }

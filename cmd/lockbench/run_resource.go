@@ -25,22 +25,22 @@ func (g *resourceFlags) add(fs *pflag.FlagSet, cmd string) {
 	}
 }
 
-// check returns what is wrong with the group's flags, or "". For run without --referee it asks
-// for a native referee, where the resource is kept.
-func (g *resourceFlags) check(f *runFlags, cmd string) string {
+// check returns what is wrong with the group's flags for cmd and workload, or "". For run
+// without --referee it asks ref for a native referee, where the resource is kept.
+func (g *resourceFlags) check(cmd, workload string, ref *refereeFlags) string {
 	if g.kind == "" {
 		return ""
 	}
 	if err := resource.CheckKind(g.kind); err != nil {
 		return fmt.Sprintf("--resource %q: want %s or %s", g.kind, resource.Fenced, resource.Plain)
 	}
-	if w, err := workloads.Get(f.workload); err == nil && !workloads.WritesResource(w) {
-		return fmt.Sprintf("--resource is for --workload contention: the holders of %s write nothing to it", f.workload)
+	if w, err := workloads.Get(workload); err == nil && !workloads.WritesResource(w) {
+		return fmt.Sprintf("--resource is for --workload contention: the holders of %s write nothing to it", workload)
 	}
 	switch {
-	case f.referee.addr != "":
+	case ref.addr != "":
 	case cmd == cmdRun:
-		f.referee.addr, g.autoReferee = refereeNative, true
+		ref.addr, g.autoReferee = refereeNative, true
 	default:
 		return "--resource needs --referee ADDR: the resource is kept on the run's referee"
 	}

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
 	"github.com/lockbench/lockbench/workloads"
@@ -35,7 +32,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
-	if err := f.metrics.start(f, cmdSweep, ui); err != nil {
+	if err := f.metrics.start(1, ui); err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 		return exitUsage // before anything was measured
 	}
@@ -47,35 +44,17 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 
 	// The first progress line: how long this may take, before anything starts.
 	ui.line("sweep plan: %s", sweep.PlanTime(opts).Describe())
-	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
-	if err != nil {
-		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
-		switch {
-		case ctx.Err() != nil:
-			return exitInterrupted
-		case errors.Is(err, compose.ErrBadSpec), errors.Is(err, compose.ErrTopologyMismatch), len(f.addrs) > 0:
-			// Nothing was measured: the --addr given does not answer, or is not --topology.
-			return exitUsage
-		}
-		return exitFailure
+	tgt, file, code := prepare(ctx, cmdSweep, f, in, ui, stderr)
+	if code != exitOK {
+		return code
 	}
 	defer tgt.close()
-	if !tgt.prefixAllowed(ctx, "sweep", f.cfg.KeyPrefix, ui, stderr) {
-		return exitUsage // nothing was measured
-	}
-
-	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	if msg, code := checkAttachedKeyspace(ctx, f, tgt, file, ui); msg != "" {
-		fmt.Fprintf(stderr, "lockbench sweep: %s\n", msg)
-		return code // before anything ran or was deleted
-	}
 	file.RedisVersion = tgt.RedisVersion(ctx)
 	file.Topology = tgt.Info()
-	file.Placement = f.pin.placement
 	spec := f.benchSpec()
-	spec.AbortOnFail = false // a sweep stops a step on its SLO (sweepSteps.abort), not on thresholds
+	spec.AbortOnFail = false // a sweep stops a step on its SLO (bench.OverSLO), not on thresholds
 	if s.mode == results.SweepRate {
-		// Validated at a step's rate, as every step runs (sweepSteps.run sets its own): without
+		// Validated at a step's rate, as every step runs (bench.SweepSteps.Run sets its own): without
 		// one, the --arrival the sweep's flags set would be refused.
 		spec.Config.Rate = s.loads[0]
 	}
@@ -85,12 +64,15 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 		return exitUsage // flags were checked: a bug
 	}
-	steps := &sweepSteps{session: session, mode: s.mode, file: file, abort: f.abort.sweepCheck(s.goal)}
+	steps := &bench.SweepSteps{Session: session, Mode: s.mode, Skipped: &file.Skipped}
+	if f.abort.on {
+		steps.Abort = bench.OverSLO(s.goal, f.abort.after)
+	}
 	status := sweep.NewStatus(opts)
 	ui.mu.Lock()
 	ui.prefix = status.Prefix
 	ui.mu.Unlock()
-	opts.Step = steps.run
+	opts.Step = steps.Run
 	opts.Progress = func(e sweep.Event) {
 		for _, line := range status.Update(e) {
 			ui.line("%s", line)

@@ -124,9 +124,6 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 		return inputText(err)
 	}
 	if s.mode == results.SweepConcurrency {
-		if top := s.loads[len(s.loads)-1]; top > 100000 {
-			return fmt.Errorf("--concurrency-steps: %v workers: at most 100000", top)
-		}
 		if changed(fs, "arrival") {
 			return errors.New("--arrival paces an open loop: give rate steps (--rates, or --rate-from/--rate-to)")
 		}
@@ -141,35 +138,16 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	if s.goal, err = sweep.ParseSLO(s.slo); err != nil {
 		return fmt.Errorf("--slo: %v", inputText(err))
 	}
-	if !(s.margin > 0 && s.margin < 1) {
-		return fmt.Errorf("--saturation-margin %v: want above 0 and below 1 (0.05 is 5%%)", s.margin)
-	}
-	if !(s.factor >= 1) || s.factor > 1e6 {
-		return fmt.Errorf("--stop-factor %v: want 1 or more", s.factor)
-	}
-	if s.rounds < 1 || s.rounds > sweep.MaxRoundsLimit {
-		return fmt.Errorf("--rounds %d: want 1 to %d", s.rounds, sweep.MaxRoundsLimit)
-	}
 	if !fs.Changed("max-rounds") {
 		s.maxRnds = max(s.maxRnds, s.rounds)
 		if s.rounds == 1 {
 			s.maxRnds = 1 // one run decides: no interval to be uncertain about
 		}
 	}
-	if s.maxRnds < s.rounds || s.maxRnds > sweep.MaxRoundsLimit {
-		return fmt.Errorf("--max-rounds %d: want from --rounds (%d) to %d", s.maxRnds, s.rounds, sweep.MaxRoundsLimit)
-	}
-	if !(s.precision >= 0 && s.precision <= 1) {
-		return fmt.Errorf("--precision %v: want 0 (no refinement) or a fraction up to 1, e.g. 0.05 for 5%%", s.precision)
-	}
-	if s.precision > 0 && s.precision < 0.001 {
-		return fmt.Errorf("--precision %v: below 0.1%% no two loads would be told apart by a run; want at least 0.001", s.precision)
-	}
-	if s.budget < 0 {
-		return fmt.Errorf("--budget %v: want 0 (no bound) or a positive duration, e.g. 10m", s.budget)
-	}
-	if !(s.floor >= 0 && s.floor < 1) {
-		return fmt.Errorf("--noise-floor %v: want 0 (skip) or a fraction below 1, e.g. 0.05", s.floor)
+	// Every option as the flags give it, none left to Run's defaults.
+	opts := s.options(f)
+	if err := opts.Validate(); err != nil {
+		return inputText(err)
 	}
 	if s.mode == results.SweepConcurrency && fs.Changed("noise-floor") && s.floor > 0 {
 		return errors.New("--noise-floor is for rate sweeps: a closed loop has no schedule whose wake-ups add to the latency")
@@ -223,6 +201,7 @@ func (s *sweepFlags) options(f *runFlags) sweep.Options {
 		Precision:        s.precision,
 		Budget:           s.budget,
 		FloorShare:       s.floor,
+		Confidence:       sweep.DefaultConfidence,
 		StepTime:         sweep.StepTime(f.cfg.Warmup, f.cfg.Duration),
 		Duration:         f.cfg.Duration,
 		// Beside the knee: what the masters' CPU at the knee step says Redis could take.

@@ -7,11 +7,11 @@ import (
 	"github.com/lockbench/lockbench/target"
 )
 
-// Providers: who starts the topology when no --addr is given, or that lockbench attached.
+// Providers: who starts the topology when no --addr is given, by the names check.go and the
+// tests use.
 const (
-	providerNative   = target.ProviderNative
-	providerDocker   = target.ProviderDocker
-	providerAttached = target.ProviderAttached
+	providerNative = target.ProviderNative
+	providerDocker = target.ProviderDocker
 )
 
 // runTarget is the deployment a command drives (package target), with what lockbench did to
@@ -24,8 +24,8 @@ type runTarget struct {
 
 // startTopology starts or attaches to the deployment the flags name. onStart is called with a
 // started topology before anything else can fail, so a second Ctrl-C can stop it. A topology
-// started with --auth or --tls gives f its connection settings: drivers, generator processes
-// and the target all connect with them.
+// started with --auth or --tls keeps its connection settings (target.Target.Conn, Secure):
+// drivers and generator processes connect with them through the target.
 func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*runTarget, error) {
 	rt := &runTarget{}
 	spec := target.Spec{Topology: f.spec, Net: f.net.cond, Log: ui.line, OnStart: onStart}
@@ -56,9 +56,6 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		return nil, err
 	}
 	rt.Target = t
-	if sec := t.Secure(); sec != nil {
-		f.conn.settings, f.conn.child = t.Conn(), secureFlags(sec, f.spec.Kind, false)
-	}
 	return rt, nil
 }
 
@@ -82,30 +79,4 @@ func secureDesc(auth, tls bool) string {
 		return ", TLS only"
 	}
 	return ""
-}
-
-// secureFlags are the connection flags of a lockbench run (or of a generator process, without
-// the password files when withPasswordFiles is false: it gets the password in its environment)
-// against a topology of kind started with s.
-func secureFlags(s *target.Secure, kind string, withPasswordFiles bool) []string {
-	var args []string
-	if s.TLS {
-		args = append(args, "--tls", "--tls-ca-file", s.CAFile)
-		if s.ServerName != "" {
-			args = append(args, "--tls-server-name", s.ServerName)
-		}
-	}
-	if s.Auth {
-		args = append(args, "--user", target.SecureUser)
-		if withPasswordFiles {
-			args = append(args, "--password-file", s.PasswordFile)
-		}
-		if kind == compose.KindSentinel {
-			args = append(args, "--sentinel-user", target.SecureUser)
-			if withPasswordFiles {
-				args = append(args, "--sentinel-password-file", s.PasswordFile)
-			}
-		}
-	}
-	return args
 }

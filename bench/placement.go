@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"runtime"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/pin"
+	"github.com/lockbench/lockbench/results"
+)
+
+// The placement modes Place takes (lockbench's --pin).
+const (
+	// PinAuto splits the CPUs between the servers and lockbench when no list is given.
+	PinAuto = "auto"
+	// PinOff places nothing: the scheduler decides.
+	PinOff = "off"
+)
+
+// Place decides where the servers lockbench starts for spec, and lockbench itself, run: server
+// and client are the CPUs asked for (either may be empty), avail the CPUs lockbench may use.
+// With one list given the other side gets the rest of avail; with none, PinAuto splits avail
+// (pin.Split, one CPU per master) and PinOff places nothing. attached says lockbench did not
+// start the servers, so places none of them. It returns the CPUs of each side (empty: not
+// placed) and the placement a result records. It is safe for concurrent use.
+func Place(mode string, server, client pin.CPUs, spec compose.Spec, attached bool, avail pin.CPUs) (pin.CPUs, pin.CPUs, *results.Placement) {
+	pl := &results.Placement{Mode: mode}
+	if mode == PinOff {
+		pl.Shared = !attached
+		return server, client, pl
+	}
+	explicit := len(server) > 0 || len(client) > 0
+	if explicit {
+		pl.Mode = "manual"
+	}
+	switch {
+	case attached:
+		pl.Note = "lockbench did not start the deployment and does not place its servers"
+	case runtime.GOOS != "linux":
+		pl.Note = "CPU placement needs Linux"
+		pl.Shared = true
+	case len(server) > 0 && len(client) == 0:
+		client = without(avail, server)
+	case len(client) > 0 && len(server) == 0:
+		server = without(avail, client)
+	case !explicit:
+		var ok bool
+		if server, client, ok = pin.Split(avail, mastersOf(spec)); !ok {
+			pl.Note = "one CPU: nothing to split"
+		}
+	}
+	pl.ServerCPUs, pl.ClientCPUs = server.String(), client.String()
+	if !attached && (len(server) == 0 || len(client) == 0 || len(server.Intersect(client)) > 0) {
+		pl.Shared = true
+	}
+	return server, client, pl
+}
+
+// without returns the CPUs of avail not in c; nil (not placed) when that leaves none.
+func without(avail, c pin.CPUs) pin.CPUs {
+	var out pin.CPUs
+	for _, x := range avail {
+		if len(c.Intersect(pin.CPUs{x})) == 0 {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// mastersOf is how many servers of spec execute the lock commands: the ones that need a CPU of
+// their own to be measured alone.
+func mastersOf(spec compose.Spec) int {
+	switch spec.Kind {
+	case compose.KindCluster:
+		return compose.ClusterMasters
+	case compose.KindMasters:
+		return spec.Masters
+	}
+	return 1
+}

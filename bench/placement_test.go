@@ -1,0 +1,61 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/pin"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Place's decisions, for each way the CPUs can be asked for.
+func TestPlace(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("CPU placement is Linux only")
+	}
+	single := compose.Spec{Kind: compose.KindSingle}
+	avail := pin.CPUs{0, 1, 2, 3}
+	cases := []struct {
+		name           string
+		mode           string
+		server, client pin.CPUs
+		spec           compose.Spec
+		attached       bool
+		avail          pin.CPUs
+		want           results.Placement
+	}{
+		{"auto splits: one CPU per master, the highest", PinAuto, nil, nil, single, false, avail,
+			results.Placement{Mode: "auto", ServerCPUs: "3", ClientCPUs: "0-2"}},
+		{"auto on a cluster: a CPU per master, at most half", PinAuto, nil, nil, compose.Spec{Kind: compose.KindCluster}, false, avail,
+			results.Placement{Mode: "auto", ServerCPUs: "2-3", ClientCPUs: "0-1"}},
+		{"masters:N counts its masters", PinAuto, nil, nil, compose.Spec{Kind: compose.KindMasters, Masters: 1}, false, avail,
+			results.Placement{Mode: "auto", ServerCPUs: "3", ClientCPUs: "0-2"}},
+		{"one CPU: nothing to split", PinAuto, nil, nil, single, false, pin.CPUs{0},
+			results.Placement{Mode: "auto", Shared: true, Note: "one CPU: nothing to split"}},
+		{"server given: the client gets the rest", PinAuto, pin.CPUs{1}, nil, single, false, avail,
+			results.Placement{Mode: "manual", ServerCPUs: "1", ClientCPUs: "0,2-3"}},
+		{"client given: the servers get the rest", PinAuto, nil, pin.CPUs{0}, single, false, avail,
+			results.Placement{Mode: "manual", ServerCPUs: "1-3", ClientCPUs: "0"}},
+		{"every CPU to the servers leaves the client unplaced", PinAuto, avail, nil, single, false, avail,
+			results.Placement{Mode: "manual", ServerCPUs: "0-3", Shared: true}},
+		{"overlapping lists share", PinAuto, pin.CPUs{1, 2}, pin.CPUs{2, 3}, single, false, avail,
+			results.Placement{Mode: "manual", ServerCPUs: "1-2", ClientCPUs: "2-3", Shared: true}},
+		{"attached: the servers are not lockbench's", PinAuto, nil, nil, single, true, avail,
+			results.Placement{Mode: "auto", Note: "lockbench did not start the deployment and does not place its servers"}},
+		{"off shares on a started topology", PinOff, nil, nil, single, false, avail,
+			results.Placement{Mode: "off", Shared: true}},
+		{"off on an attached deployment", PinOff, nil, nil, single, true, avail,
+			results.Placement{Mode: "off"}},
+	}
+	for _, tc := range cases {
+		server, client, got := Place(tc.mode, tc.server, tc.client, tc.spec, tc.attached, tc.avail)
+		if *got != tc.want {
+			t.Errorf("%s: placement %+v; want %+v", tc.name, *got, tc.want)
+		}
+		if got.ServerCPUs != server.String() && tc.mode != PinOff || got.ClientCPUs != client.String() && tc.mode != PinOff {
+			t.Errorf("%s: CPUs %s and %s; the placement says %q and %q", tc.name, server, client, got.ServerCPUs, got.ClientCPUs)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// SweepSteps runs a sweep's steps as runs of a Session: each round of a step is one run
+// (Session.RunOne: clean keyspace, fresh client, warm-up, measured phase, checker) of the
+// step's driver at the step's load. Its Run is a sweep.Options.Step, called from sweep.Run's
+// goroutine, one step at a time.
+type SweepSteps struct {
+	Session *Session
+	// Mode is the sweep's: for results.SweepConcurrency a load is the workers; otherwise it is
+	// an open-loop rate, with the spec's Arrival and Concurrency (the cap on attempts in flight).
+	Mode string
+	// Skipped, if set, collects the skips of drivers that cannot run the workload; the runs
+	// go back through sweep.Run.
+	Skipped *[]results.Skip
+	// Abort, if set, stops a run early (Step.Abort), e.g. OverSLO.
+	Abort func(driver string, l workloads.Live) string
+}
+
+// Run runs round st of a step. A driver that cannot run the workload is skipped (the error
+// wraps drivers.ErrUnsupported); a configuration the workload refuses ends the sweep (the error
+// wraps sweep.ErrAbort and workloads.ErrBadConfig); a run that could not start, which the
+// session reported, fails the step.
+func (s *SweepSteps) Run(ctx context.Context, st sweep.Step) (results.Run, error) {
+	step := Step{Driver: st.Driver, Round: max(st.Round, 1), Seq: st.Seq, Total: st.Total, Index: st.Index, Abort: s.Abort}
+	if s.Mode == results.SweepConcurrency {
+		step.Concurrency = int(st.Load)
+	} else {
+		step.Rate = st.Load
+	}
+	o, _ := s.Session.RunOne(ctx, step) // a run that could not run is reported by the session
+	switch {
+	case o.Skip != nil:
+		if s.Skipped != nil {
+			*s.Skipped = append(*s.Skipped, *o.Skip)
+		}
+		return results.Run{}, fmt.Errorf("%w: %s", drivers.ErrUnsupported, o.Skip.Reason)
+	case o.BadConfig:
+		return results.Run{}, fmt.Errorf("%w: %w: %s at %v", sweep.ErrAbort, workloads.ErrBadConfig, st.Driver, st.Load)
+	case o.Run != nil:
+		return *o.Run, nil
+	}
+	return results.Run{}, errors.New("the run could not start (see above)")
+}
+
+// OverSLO is a Step.Abort for a sweep's runs: once after has passed in the measured phase, it
+// stops a run whose acquire latency at the SLO's percentile is already above the SLO's limit,
+// saying by how much. Such a step would be judged over anyway; stopping saves its time.
+func OverSLO(slo sweep.SLO, after time.Duration) func(driver string, l workloads.Live) string {
+	return func(_ string, l workloads.Live) string {
+		if l.Elapsed < after || l.Acquire == nil || l.Acquire.TotalCount() == 0 {
+			return ""
+		}
+		v := time.Duration(l.Acquire.ValueAtQuantile(slo.Percentile)) * time.Microsecond
+		if v <= slo.Limit {
+			return ""
+		}
+		return fmt.Sprintf("%s %v over the SLO's %v after %.1fs", slo.Name, v, slo.Limit, l.Elapsed.Seconds())
+	}
+}

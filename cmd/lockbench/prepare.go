@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/target"
+)
+
+// prepare is what run and sweep (cmd) do before they measure: start or attach to the
+// deployment f names, so that a second signal (in) stops a topology it started; check, before
+// anything runs, the faults an attached deployment can take, the ACL of --key-prefix and keys
+// of lockbench's shapes already there; and begin the result file. On an exit code other than
+// exitOK it has said why and closed what it opened; otherwise the caller closes the target.
+func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *progressUI, stderr io.Writer) (*runTarget, *results.File, int) {
+	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, err)
+		switch {
+		case ctx.Err() != nil:
+			return nil, nil, exitInterrupted
+		case errors.Is(err, target.ErrBadSpec), cmd == cmdSweep && len(f.addrs) > 0:
+			// Nothing was run: --addr does not fit --topology, or refuses the credentials or
+			// TLS; for sweep also an --addr that does not answer (its documented exit 2).
+			return nil, nil, exitUsage
+		}
+		return nil, nil, exitFailure
+	}
+	fail := func(msg string, code int) (*runTarget, *results.File, int) {
+		if msg != "" {
+			fmt.Fprintf(stderr, "lockbench %s: %s\n", cmd, msg)
+		}
+		tgt.close()
+		return nil, nil, code
+	}
+	if msg := f.faultFlags.checkAttached(tgt.Target, f.faultLayout()); msg != "" {
+		return fail(msg, exitUsage) // nothing was measured
+	}
+	if !tgt.prefixAllowed(ctx, cmd, f.cfg.KeyPrefix, ui, stderr) {
+		return fail("", exitUsage) // nothing was measured
+	}
+	file := results.NewFile(version, conn.RedactArgs(os.Args))
+	if msg, code := f.keyspace.checkAttached(ctx, tgt.Target, f.cfg.KeyPrefix, file, ui); msg != "" {
+		return fail(msg, code) // before anything ran or was deleted
+	}
+	file.Placement = f.pin.placement
+	return tgt, file, exitOK
+}

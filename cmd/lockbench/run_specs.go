@@ -1,0 +1,104 @@
+package main
+
+import (
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/faults"
+)
+
+// The specs of package bench that run's flags make, built from the groups in one place.
+
+// benchSpec is the session of runs the flags ask for (package bench runs it).
+func (f *runFlags) benchSpec() bench.Spec {
+	return bench.Spec{
+		Drivers:          f.drivers,
+		Workload:         f.workload,
+		Config:           f.cfg,
+		Lease:            f.lease,
+		Repeat:           f.repeat,
+		Baseline:         f.baseline,
+		Topology:         f.spec.String(),
+		Net:              f.fleet.netOfFleet(f.net.String()),
+		Thresholds:       f.thresholds,
+		AbortOnFail:      f.abort.on,
+		AbortAfter:       f.abort.after,
+		Faults:           f.faultFlags.faults,
+		TimelineInterval: f.faultFlags.interval,
+		StallThreshold:   f.stall.threshold,
+		AllowStalls:      f.stall.allow,
+	}
+}
+
+// faultLayout is the run's side of the layout faults are checked against.
+func (f *runFlags) faultLayout() faults.Layout {
+	return faults.Layout{Procs: f.fleet.procs, Duration: f.cfg.Duration, Containers: f.gens.docker(),
+		Partition: f.net.cond != nil} // the --net proxy partitions (bench.ServerSchedule)
+}
+
+// refereeSpec is the referee run asks for, nil for none.
+func (f *runFlags) refereeSpec() *bench.RefereeSpec {
+	if f.referee.addr == "" {
+		return nil
+	}
+	return &bench.RefereeSpec{Endpoint: bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile}, Resource: f.resource.kind,
+		NativeHost: f.gens.nativeHost(), ForResource: f.resource.autoReferee}
+}
+
+// fleetSpec is the generator processes the flags ask for (--procs, --generators docker), or nil
+// for runs in this process alone. metrics is where the processes serve theirs.
+func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
+	if f.fleet.procs < 2 && !f.gens.docker() {
+		return nil
+	}
+	fl := &bench.Fleet{
+		Procs:      f.fleet.procs,
+		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
+		Conn:       f.conn.opt,
+		CPUProfile: f.cpuprof,
+		Trace:      f.tracefile,
+		Metrics:    metrics,
+		Version:    version,
+	}
+	if len(f.fleet.procNet) > 0 {
+		fl.Nets = make([]string, f.fleet.procs)
+		for i := range fl.Nets {
+			fl.Nets[i] = f.fleet.netOfProc(i, f.net.String())
+		}
+	}
+	if f.gens.docker() {
+		fl.Docker = &bench.Docker{Image: f.gens.image, CPUs: f.gens.cpus, Network: f.gens.network}
+	}
+	return fl
+}
+
+// workerSpec is the spec of the worker the flags describe (lockbench worker's flags).
+func (f *runFlags) workerSpec() bench.WorkerSpec {
+	ff := f.fleet
+	w := bench.WorkerSpec{
+		Driver:     f.drivers[0],
+		Workload:   f.workload,
+		Config:     f.cfg,
+		Lease:      f.lease,
+		Topology:   f.spec,
+		Addrs:      f.addrs,
+		Conn:       f.conn.opt,
+		Procs:      ff.procs,
+		Index:      ff.index,
+		StartAt:    ff.startAt,
+		Clock:      ff.clock,
+		Output:     ff.output,
+		Out:        f.out,
+		NoResults:  f.noResults,
+		Arena:      ff.arena,
+		Net:        f.net.String(),
+		FleetNet:   ff.fleetNet,
+		RunID:      f.collect.runID,
+		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
+		Referee:    bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile},
+		Resource:   f.resource.kind,
+		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
+		CPUProfile: f.cpuprof,
+		Trace:      f.tracefile,
+		Stalls:     ff.stalls,
+	}
+	return w.Filled()
+}
