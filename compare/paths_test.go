@@ -3,41 +3,14 @@ package compare
 import (
 	"bytes"
 	"errors"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/compare/comparetest"
 )
-
-// writeSynthetic writes a result file of rounds runs of lockcore whose figures vary by 5%
-// (latency tails more) around speed × the README's, and returns its path.
-func writeSynthetic(t *testing.T, dir string, seed uint64, rounds int, speed float64) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 42))
-	draw := func(center, cv float64) float64 { return center * math.Exp(cv*rng.NormFloat64()-cv*cv/2) }
-	f := results.NewFile("test", []string{"lockbench", "run"})
-	f.Topology = &results.Topology{Kind: "single", Spec: "single", Provider: "native"}
-	for round := 1; round <= rounds; round++ {
-		tput := draw(88000*speed, 0.05)
-		f.Runs = append(f.Runs, results.Run{
-			Driver: "lockcore", Round: round, Workload: "contention", Topology: "single", TopologySpec: "single",
-			Concurrency: 64, Keys: 10000, KeyDist: "uniform", DurationS: 5, Complete: true,
-			Acquisitions: int64(5 * tput), ThroughputPerS: tput,
-			AcquireLatencyUS:            results.Percentiles{P50: draw(346/speed, 0.05), P99: draw(821/speed, 0.1), P999: draw(1421/speed, 0.2)},
-			RedisCommandsPerAcquisition: 9.02, ClientCPUPerAcquisitionUS: draw(9/speed, 0.05), ServerCPUPerAcquisitionUS: draw(9/speed, 0.05),
-		})
-	}
-	path, err := results.WriteFile(dir, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // comparePaths runs Paths with opts and writes its report in format.
 func comparePaths(t *testing.T, base, new string, opts Options, format string) (*Report, string, error) {
@@ -57,11 +30,11 @@ func comparePaths(t *testing.T, base, new string, opts Options, format string) (
 func TestPathsVerdicts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 10, 1)
-	slower := writeSynthetic(t, filepath.Join(dir, "slower"), 2, 10, 0.8)
-	same := writeSynthetic(t, filepath.Join(dir, "same"), 3, 10, 1)
-	few1 := writeSynthetic(t, filepath.Join(dir, "few1"), 4, 3, 1)
-	few2 := writeSynthetic(t, filepath.Join(dir, "few2"), 5, 3, 0.8)
+	base := comparetest.WriteSynthetic(t, filepath.Join(dir, "base"), 1, 10, 1)
+	slower := comparetest.WriteSynthetic(t, filepath.Join(dir, "slower"), 2, 10, 0.8)
+	same := comparetest.WriteSynthetic(t, filepath.Join(dir, "same"), 3, 10, 1)
+	few1 := comparetest.WriteSynthetic(t, filepath.Join(dir, "few1"), 4, 3, 1)
+	few2 := comparetest.WriteSynthetic(t, filepath.Join(dir, "few2"), 5, 3, 0.8)
 	looser, err := ParseMaxRegression("throughput=30%,p50=30%,p99=30%,p999=50%,client-cpu=30%,redis-cpu=30%")
 	if err != nil {
 		t.Fatal(err)
@@ -103,12 +76,12 @@ func TestPathsVerdicts(t *testing.T) {
 func TestPathsGateFailsClosed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 5, 1)
+	base := comparetest.WriteSynthetic(t, filepath.Join(dir, "base"), 1, 5, 1)
 	for _, c := range []struct {
 		name  string
 		speed float64
 	}{{"-20%", 0.8}, {"-65%", 0.35}} {
-		slower := writeSynthetic(t, filepath.Join(dir, c.name), 2, 5, c.speed)
+		slower := comparetest.WriteSynthetic(t, filepath.Join(dir, c.name), 2, 5, c.speed)
 		if rep, out, err := comparePaths(t, base, slower, Options{}, "text"); err != nil || !rep.Failed() || !strings.Contains(out, "REGRESSION") {
 			t.Errorf("%s throughput, 5 runs a side: %v, want a failed gate with a regression:\n%s", c.name, err, out)
 		}
@@ -117,8 +90,8 @@ func TestPathsGateFailsClosed(t *testing.T) {
 	const trials = 100
 	for i := range trials {
 		d := filepath.Join(dir, "noise", strconv.Itoa(i))
-		b := writeSynthetic(t, filepath.Join(d, "base"), uint64(1000+2*i), 5, 1)
-		n := writeSynthetic(t, filepath.Join(d, "new"), uint64(1001+2*i), 5, 1)
+		b := comparetest.WriteSynthetic(t, filepath.Join(d, "base"), uint64(1000+2*i), 5, 1)
+		n := comparetest.WriteSynthetic(t, filepath.Join(d, "new"), uint64(1001+2*i), 5, 1)
 		rep, out, err := comparePaths(t, b, n, Options{}, "text")
 		switch {
 		case err != nil:
@@ -139,7 +112,7 @@ func TestPathsGateFailsClosed(t *testing.T) {
 func TestPathsBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	good := writeSynthetic(t, filepath.Join(dir, "good"), 1, 2, 1)
+	good := comparetest.WriteSynthetic(t, filepath.Join(dir, "good"), 1, 2, 1)
 	notJSON := filepath.Join(dir, "notjson.json")
 	if err := os.WriteFile(notJSON, []byte("lockbench was here\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -137,13 +137,7 @@ func execScripts(ctx context.Context, rdb rueidis.Client, scripts []*script, cal
 		cmds[i] = scripts[i].evalsha(rdb, c.keys, c.args)
 	}
 	res := rdb.DoMulti(ctx, cmds...)
-	var retry []int
-	for i, r := range res {
-		if isNoScript(r.Error()) {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
+	if retry := noScript(res); len(retry) > 0 {
 		cmds = cmds[:0]
 		for _, i := range retry {
 			cmds = append(cmds, scripts[i].eval(rdb, calls[i].keys, calls[i].args))
@@ -153,6 +147,18 @@ func execScripts(ctx context.Context, rdb rueidis.Client, scripts []*script, cal
 		}
 	}
 	return res
+}
+
+// noScript returns the indexes of the replies that answered NOSCRIPT: their EVALSHAs ran
+// nothing, and their scripts go again by body.
+func noScript(res []rueidis.RedisResult) []int {
+	var retry []int
+	for i, r := range res {
+		if isNoScript(r.Error()) {
+			retry = append(retry, i)
+		}
+	}
+	return retry
 }
 
 func isNoScript(err error) bool {

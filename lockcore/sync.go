@@ -417,13 +417,7 @@ func (c *Client) execScriptsSynced(ctx context.Context, scripts []*script, calls
 			verdict[i] = all[len(calls)+g]
 		}
 	}
-	var retry []int
-	for i, r := range res {
-		if isNoScript(r.Error()) {
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
+	if retry := noScript(res); len(retry) > 0 {
 		// The EVALSHAs answered NOSCRIPT ran nothing: their bodies go again, with WAITs of
 		// their own, whose verdict is theirs (the first WAITs covered nothing they wrote).
 		cmds = cmds[:0]

@@ -2,52 +2,26 @@ package main
 
 import (
 	"bytes"
-	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/compare/comparetest"
 	"github.com/lockbench/lockbench/results"
 )
-
-// writeSynthetic writes a result file of rounds runs of lockcore whose figures vary by 5%
-// (latency tails more) around speed × the README's, and returns its path.
-func writeSynthetic(t *testing.T, dir string, seed uint64, rounds int, speed float64) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 42))
-	draw := func(center, cv float64) float64 { return center * math.Exp(cv*rng.NormFloat64()-cv*cv/2) }
-	f := results.NewFile("test", []string{"lockbench", "run"})
-	f.Topology = &results.Topology{Kind: "single", Spec: "single", Provider: "native"}
-	for round := 1; round <= rounds; round++ {
-		tput := draw(88000*speed, 0.05)
-		f.Runs = append(f.Runs, results.Run{
-			Driver: "lockcore", Round: round, Workload: "contention", Topology: "single", TopologySpec: "single",
-			Concurrency: 64, Keys: 10000, KeyDist: "uniform", DurationS: 5, Complete: true,
-			Acquisitions: int64(5 * tput), ThroughputPerS: tput,
-			AcquireLatencyUS:            results.Percentiles{P50: draw(346/speed, 0.05), P99: draw(821/speed, 0.1), P999: draw(1421/speed, 0.2)},
-			RedisCommandsPerAcquisition: 9.02, ClientCPUPerAcquisitionUS: draw(9/speed, 0.05), ServerCPUPerAcquisitionUS: draw(9/speed, 0.05),
-		})
-	}
-	path, err := results.WriteFile(dir, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // How lockbench compare maps the verdicts of compare.Paths (tested in package compare) to exit
 // codes and output.
 func TestCompareCommandVerdicts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	base := writeSynthetic(t, filepath.Join(dir, "base"), 1, 10, 1)
-	slower := writeSynthetic(t, filepath.Join(dir, "slower"), 2, 10, 0.8)
-	same := writeSynthetic(t, filepath.Join(dir, "same"), 3, 10, 1)
-	few1 := writeSynthetic(t, filepath.Join(dir, "few1"), 4, 3, 1)
-	few2 := writeSynthetic(t, filepath.Join(dir, "few2"), 5, 3, 0.8)
+	base := comparetest.WriteSynthetic(t, filepath.Join(dir, "base"), 1, 10, 1)
+	slower := comparetest.WriteSynthetic(t, filepath.Join(dir, "slower"), 2, 10, 0.8)
+	same := comparetest.WriteSynthetic(t, filepath.Join(dir, "same"), 3, 10, 1)
+	few1 := comparetest.WriteSynthetic(t, filepath.Join(dir, "few1"), 4, 3, 1)
+	few2 := comparetest.WriteSynthetic(t, filepath.Join(dir, "few2"), 5, 3, 0.8)
 	cases := []struct {
 		name string
 		args []string
@@ -75,7 +49,7 @@ func TestCompareCommandVerdicts(t *testing.T) {
 func TestCompareCommandBadInput(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	good := writeSynthetic(t, filepath.Join(dir, "good"), 1, 2, 1)
+	good := comparetest.WriteSynthetic(t, filepath.Join(dir, "good"), 1, 2, 1)
 	notJSON := filepath.Join(dir, "notjson.json")
 	os.WriteFile(notJSON, []byte("lockbench was here\n"), 0o644)
 	schema2 := filepath.Join(dir, "schema2.json")
