@@ -131,35 +131,52 @@ func TestScenarioStallOverLease(t *testing.T) {
 // pipeline) reports no grant the promoted replica lacks, so in every run it has no double grant
 // and no corrupt write, and lockcore-fenced's token counter never goes back (the fenced resource
 // rejects no legitimate write); unsynced (sync=off) the lost grants show — a double grant or
-// tokens set back — in one of up to three runs (in every run of 4 by hand on 2026-11-27; whether a
-// run catches a grant in flight at the fail-over is timing).
+// tokens set back — in one of up to three runs (whether a run catches a grant in flight at the
+// fail-over is timing).
+//
+// Each synced row runs first in its invocation, on a deployment with both replicas connected:
+// the runs of one invocation share the deployment, and a run that starts right after another
+// one's fail-over finds one replica still rejoining. WAIT then asks for the one connected (as
+// Redisson's does), and a fail-over before the other is back can promote the replica that did not
+// acknowledge — the limit docs/lockcore.md states (seen in CI: 226 writes rejected as stale for
+// a synced fenced row that ran second).
 func TestScenarioSentinelFailover(t *testing.T) {
 	t.Parallel()
 	const (
-		synced       = "lockcore:watchdog=1s:sync=wait"
-		syncedFenced = "lockcore-fenced:watchdog=1s:sync=wait"
-		unsynced     = "lockcore-fenced:watchdog=1s:sync=off"
+		synced         = "lockcore:watchdog=1s:sync=wait"
+		syncedFenced   = "lockcore-fenced:watchdog=1s:sync=wait"
+		unsyncedFenced = "lockcore-fenced:watchdog=1s:sync=off"
 	)
-	shownWithin(t, 3, func() (bool, string) {
-		f := runScenario(t, "sentinel-failover", "--driver", strings.Join([]string{synced, syncedFenced, unsynced}, ","))
+	faultRan := func(t *testing.T, f *results.File) {
 		for i := range f.Runs {
 			if len(f.Runs[i].Faults) != 1 {
 				t.Errorf("%s: faults %+v, want the fail-over", f.Runs[i].Driver, f.Runs[i].Faults)
 			}
 		}
-		for _, d := range []string{synced, syncedFenced} {
-			r := scenarioRun(t, f, d)
-			if r.Referee.Violations != 0 || r.Resource.CorruptWrites != 0 || r.Resource.StaleRejected != 0 {
-				t.Errorf("%s through the fail-over: %d double grants, %d corrupt writes, %d writes rejected as stale; want none",
-					d, r.Referee.Violations, r.Resource.CorruptWrites, r.Resource.StaleRejected)
-			}
-			if r.Acquisitions == 0 {
-				t.Errorf("%s: no acquisition", d)
-			}
+	}
+	lostNothing := func(t *testing.T, f *results.File, d string) {
+		r := scenarioRun(t, f, d)
+		if r.Referee.Violations != 0 || r.Resource.CorruptWrites != 0 || r.Resource.StaleRejected != 0 || r.Acquisitions == 0 {
+			t.Errorf("%s through the fail-over: %d double grants, %d corrupt writes, %d writes rejected as stale, %d acquisitions; want none, none, none and some",
+				d, r.Referee.Violations, r.Resource.CorruptWrites, r.Resource.StaleRejected, r.Acquisitions)
 		}
-		u := scenarioRun(t, f, unsynced)
-		return u.Referee.Violations > 0 || u.Resource.StaleRejected > 0,
-			fmt.Sprintf("%s: %d double grants, %d writes rejected as stale; want either above 0", unsynced, u.Referee.Violations, u.Resource.StaleRejected)
+	}
+	t.Run("synced", func(t *testing.T) {
+		t.Parallel()
+		f := runScenario(t, "sentinel-failover", "--driver", synced)
+		faultRan(t, f)
+		lostNothing(t, f, synced)
+	})
+	t.Run("fenced", func(t *testing.T) {
+		t.Parallel()
+		shownWithin(t, 3, func() (bool, string) {
+			f := runScenario(t, "sentinel-failover", "--driver", syncedFenced+","+unsyncedFenced)
+			faultRan(t, f)
+			lostNothing(t, f, syncedFenced)
+			u := scenarioRun(t, f, unsyncedFenced)
+			return u.Referee.Violations > 0 || u.Resource.StaleRejected > 0,
+				fmt.Sprintf("%s: %d double grants, %d writes rejected as stale; want either above 0", unsyncedFenced, u.Referee.Violations, u.Resource.StaleRejected)
+		})
 	})
 }
 

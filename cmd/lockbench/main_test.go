@@ -41,7 +41,7 @@ func TestDispatchAndBadInput(t *testing.T) {
 		{[]string{"run", "--driver", "lockcore:queue=maybe"}, exitUsage, "want on or off"},
 		{[]string{"run", "--driver", "lockcore:handoff=1:handoff=2"}, exitUsage, "given twice"},
 		{[]string{"run", "--driver", "naive:handoff=0"}, exitUsage, `driver naive has no option "handoff"; naive takes retries`},
-		{[]string{"run", "--driver", "lockcore-fair:handoff=0"}, exitUsage, "lockcore-fair takes no options"},
+		{[]string{"run", "--driver", "lockcore-fair:handoff=0"}, exitUsage, "lockcore-fair takes sync"},
 		{[]string{"run", "--driver", "redsync:retries=0"}, exitUsage, `driver redsync has no option "retries"; redsync takes lease`},
 		{[]string{"run", "--driver", "lockcore:handoff_window=0s"}, exitUsage, "must be positive"},
 		{[]string{"run", "--driver", "lockcore:watchdog=40ms:handoff_window=20ms"}, exitUsage, "at most a quarter of the watchdog lease"},

@@ -127,22 +127,34 @@ func TestPauseClientPastLeaseDoubleGrants(t *testing.T) {
 // holds (exit 0). The stall comes back from gen2 in the merged result, with the holders it kept.
 func TestStallGeneratorProcess(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	errb := &syncBuffer{}
 	const spec = "stall:gen2@500ms+1s"
-	cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore:watchdog=300ms", "--keys", "16", "--concurrency", "8",
-		"--hold", "5ms", "--duration", "2s", "--warmup", "200ms", "--referee", "native", "--fault", spec, "--out", dir)
-	code, stdout := finish(t, cmd, errb)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
-	}
-	r := &readResult(t, dir).Runs[0]
-	flt := clientFault(t, r, spec)
-	if !flt.Fired || flt.Error != "" || flt.Node != "gen2" || flt.StalledWorkers == nil || *flt.StalledWorkers < 1 || flt.LastedS != 1 {
-		t.Errorf("fault %+v; want gen2's stall fired, holders kept for 1s", flt)
-	}
-	if r.Violations != 0 || r.Referee == nil || r.Referee.Violations != 0 {
-		t.Errorf("violations %d, referee %+v: want none with the watchdog running through the stall", r.Violations, r.Referee)
+	var r *results.Run
+	var errb *syncBuffer
+	// The stall keeps the holders gen2 has at 500 ms. Under the load of the whole suite its few
+	// workers sometimes hold nothing at that instant (seen once in CI: the stall fired and kept
+	// 0 workers); that run tests nothing, so it runs again, up to three times.
+	for attempt := 1; ; attempt++ {
+		dir := t.TempDir()
+		errb = &syncBuffer{}
+		cmd := lockbench(t, errb, "run", "--procs", "2", "--driver", "lockcore:watchdog=300ms", "--keys", "16", "--concurrency", "8",
+			"--hold", "5ms", "--duration", "2s", "--warmup", "200ms", "--referee", "native", "--fault", spec, "--out", dir)
+		code, stdout := finish(t, cmd, errb)
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
+		}
+		r = &readResult(t, dir).Runs[0]
+		if r.Violations != 0 || r.Referee == nil || r.Referee.Violations != 0 {
+			t.Errorf("attempt %d: violations %d, referee %+v: want none with the watchdog running through the stall", attempt, r.Violations, r.Referee)
+		}
+		flt := clientFault(t, r, spec)
+		if flt.StalledWorkers != nil && *flt.StalledWorkers == 0 && attempt < 3 {
+			t.Logf("attempt %d: the stall caught no holder; again", attempt)
+			continue
+		}
+		if !flt.Fired || flt.Error != "" || flt.Node != "gen2" || flt.StalledWorkers == nil || *flt.StalledWorkers < 1 || flt.LastedS != 1 {
+			t.Errorf("fault %+v; want gen2's stall fired, holders kept for 1s", flt)
+		}
+		break
 	}
 	// The stalled holders' cycles lasted through the stall.
 	if r.CycleLatencyUS.Max < 900_000 {
