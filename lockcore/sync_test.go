@@ -438,10 +438,20 @@ func TestSyncMasterLeftBehind(t *testing.T) {
 	ctx := t.Context()
 	m := c.Mutex("behind")
 	o := c.NewOwner()
-	if err := m.Lock(ctx, o); err != nil {
-		t.Fatal(err)
+	// The set-up: one grant and release synced while the pair is whole. Under the whole suite's
+	// load the replica once took longer than the 100 ms timeout to acknowledge the first one
+	// (ErrNotSynced: a correct answer, but not this test's subject), so it may take a few tries.
+	for try := 1; ; try++ {
+		err := m.Lock(ctx, o)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ErrNotSynced) || try == 20 {
+			t.Fatal(err)
+		}
 	}
-	if err := m.Unlock(ctx, o); err != nil {
+	// An unsynced release (the same slow acknowledgement) still ran on the master.
+	if err := m.Unlock(ctx, o); err != nil && !errors.Is(err, ErrNotSynced) {
 		t.Fatal(err)
 	}
 	if err := r.onReplica.Do(ctx, r.onReplica.B().Replicaof().No().One().Build()).Error(); err != nil {
