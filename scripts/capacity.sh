@@ -12,17 +12,13 @@
 #   LOCKBENCH_CAPACITY_OUT=/tmp/c LOCKBENCH_CAPACITY_DURATION=2s bash scripts/capacity.sh
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-	export PATH="$PATH:/usr/local/go/bin"
-fi
+# The repository's root, Go on PATH, bin/lockbench built.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v jq >/dev/null || { echo "capacity.sh needs jq (apt-get install jq)" >&2; exit 2; }
 
 out=${LOCKBENCH_CAPACITY_OUT:-results/capacity}
 rm -rf "$out"
-mkdir -p bin "$out"
-go build -o bin/lockbench ./cmd/lockbench
+mkdir -p "$out"
 
 dur=${LOCKBENCH_CAPACITY_DURATION:-5s}
 w1=(--concurrency 64 --keys 10000 --duration "$dur" --warmup 1s)

@@ -12,6 +12,7 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="$PATH:/usr/local/go/bin"
 fi
 
+# Static, as scripts/lib.sh builds it (see there why).
 mkdir -p bin
-go build -o bin/lockbench ./cmd/lockbench
+CGO_ENABLED=0 go build -trimpath -o bin/lockbench ./cmd/lockbench
 exec bin/lockbench "$@"

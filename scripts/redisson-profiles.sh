@@ -19,19 +19,15 @@
 #   LOCKBENCH_REDISSON_OUT=/tmp/r REPEAT=5 bash scripts/redisson-profiles.sh
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-	export PATH="$PATH:/usr/local/go/bin"
-fi
+# The repository's root, Go on PATH, bin/lockbench built.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out=${LOCKBENCH_REDISSON_OUT:-results/redisson}
 repeat=${REPEAT:-3}
 topologies=${1:-single sentinel cluster}
 loads=${2:-w1 hot waiting}
 profiles=redisson:version=3.23,redisson:version=3.43,redisson:version=3.52
-mkdir -p bin "$out"
-go build -o bin/lockbench ./cmd/lockbench
+mkdir -p "$out"
 
 for topo in $topologies; do
 	for load in $loads; do
