@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what building and testing lockbench needs: redis-server (tests and
 # lockbench's default topology start their own private servers from it), a C compiler (go test
-# -race needs cgo) and, on Debian, chromium (a test renders lockbench report's page in it) and prometheus (a test scrapes
-# lockbench's metrics endpoint with it). It only installs what is missing, so running it again is cheap. Go itself is
-# checked, not installed.
+# -race needs cgo) and, on Debian, chromium (a test renders lockbench report's page in it) and
+# prometheus (a test scrapes lockbench's metrics endpoint with it). It only installs what is
+# missing, so running it again is cheap. Go itself is checked, not installed.
+#
+#   bash scripts/install-deps.sh         # what the tests need (scripts/test.sh runs this)
+#   bash scripts/install-deps.sh --run   # only what running lockbench needs: redis-server
+#                                        # (lockbench builds without cgo: no C compiler)
 #
 # Debian's redis-server package may start a system service on port 6379. That is harmless:
 # lockbench never uses it.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+run_only=
+case "${1:-}" in
+"") ;;
+--run) run_only=1 ;;
+*)
+	echo "usage: bash scripts/install-deps.sh [--run]" >&2
+	exit 2
+	;;
+esac
 
 # Go installed from https://go.dev/dl lives here but is not always on PATH (fresh CI machines).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
@@ -78,6 +92,11 @@ want=go$(sed -n 's/^go //p' go.mod)
 log "go present: $(command -v go): $have"
 if [ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n1)" != "$want" ]; then
 	die "go.mod needs $want but $have is installed: get a newer Go from https://go.dev/dl"
+fi
+
+if [ -n "$run_only" ]; then
+	log "ok (what running lockbench needs; the tests need more: bash scripts/install-deps.sh)"
+	exit 0
 fi
 
 # --- C compiler, for go test -race --------------------------------------------------------------

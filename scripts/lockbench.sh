@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# lockbench.sh is the newcomer's entry point: it installs what lockbench needs (redis-server, a C
-# compiler; Go is checked) and runs lockbench from source with the arguments given, e.g.
+# lockbench.sh is the newcomer's entry point: it installs what running lockbench needs
+# (redis-server, if missing; Go is checked, not installed) and runs lockbench from source with the
+# arguments given, e.g.
 #   bash scripts/lockbench.sh run
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --run
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
 	export PATH="$PATH:/usr/local/go/bin"
