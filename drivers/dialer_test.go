@@ -48,7 +48,7 @@ func TestDialerMakesEveryConnection(t *testing.T) {
 		{compose.KindSingle, []string{single}},
 		{compose.KindMasters, masters},
 	}
-	names := slices.Concat(drivers.Names(), drivers.Controls())
+	names := slices.Concat(drivers.Names(), drivers.Controls(), drivers.References())
 	for _, dep := range deployments {
 		for _, name := range names {
 			t.Run(dep.topology+"/"+name, func(t *testing.T) {
