@@ -68,6 +68,8 @@ type Report struct {
 	Strict            bool     `json:"strict"`
 	AllowInconclusive bool     `json:"allow_inconclusive"`
 	Gate              []string `json:"gate"`
+	// Ignore are the case fields left out of matching groups (Options.Ignore).
+	Ignore []string `json:"ignore,omitempty"`
 	// Tested counts the gated rows that needed a test (measured on both sides, not identical,
 	// not violations); each row was tested at RowAlpha = Alpha / Tested.
 	Tested   int     `json:"tested_rows"`
@@ -89,7 +91,8 @@ type Report struct {
 	OnlyBase []string `json:"only_base,omitempty"`
 	OnlyNew  []string `json:"only_new,omitempty"`
 	// Warnings are differences between the sides that may explain a change (hosts, Redis
-	// versions, topologies, incomplete runs).
+	// versions and settings, topologies, CPU placement, lockbench builds, driver settings,
+	// the values of ignored case fields, incomplete runs).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -170,9 +173,11 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	baseGroups := results.GroupRuns(allRuns(base))
-	newGroups := results.GroupRuns(allRuns(new))
-	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, AllowInconclusive: opts.AllowInconclusive, Gate: opts.Gate, Warnings: warnings(base, new)}
+	baseGroups := results.GroupRunsIgnoring(allRuns(base), opts.Ignore)
+	newGroups := results.GroupRunsIgnoring(allRuns(new), opts.Ignore)
+	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, AllowInconclusive: opts.AllowInconclusive, Gate: opts.Gate, Ignore: opts.Ignore, Warnings: warnings(base, new, opts.Ignore)}
+	key := func(g *results.Group) string { return g.Case().Without(opts.Ignore...).String() + "\x00" + g.Driver() }
+	name := func(g *results.Group) string { return name(g, opts.Ignore) }
 
 	index := make(map[string]*results.Group)
 	for i := range baseGroups {
@@ -190,7 +195,9 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 			continue
 		}
 		matched[key(ng)] = true
-		rep.Groups = append(rep.Groups, compareGroup(bg, ng, &opts))
+		gr := compareGroup(bg, ng, &opts)
+		rep.Warnings = append(rep.Warnings, settingsWarnings(gr.Name, bg, ng)...)
+		rep.Groups = append(rep.Groups, gr)
 	}
 	for i := range baseGroups {
 		if !matched[key(&baseGroups[i])] {
@@ -198,8 +205,12 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 		}
 	}
 	if len(rep.Groups) == 0 {
-		return nil, badInput("BASE and NEW have no driver and case in common (BASE: %s; NEW: %s)",
-			strings.Join(rep.OnlyBase, "; "), strings.Join(rep.OnlyNew, "; "))
+		hint := ""
+		if fields := differingFields(baseGroups, newGroups, opts.Ignore); len(fields) > 0 {
+			hint = fmt.Sprintf("; to compare across %s anyway: --ignore %s", strings.Join(fields, " and "), strings.Join(fields, ","))
+		}
+		return nil, badInput("BASE and NEW have no driver and case in common (BASE: %s; NEW: %s)%s",
+			strings.Join(rep.OnlyBase, "; "), strings.Join(rep.OnlyNew, "; "), hint)
 	}
 	// The gate fails if any gated row regresses, so its false-alarm rate is that of all
 	// gated rows together: each gets alpha/m (Bonferroni), and noise alone fails the gate
@@ -261,11 +272,35 @@ func allRuns(files []*results.File) []results.Run {
 	return runs
 }
 
-func key(g *results.Group) string { return g.Case().String() + "\x00" + g.Driver() }
+// differingFields is the smallest set of case fields, beyond those already ignored, in which a
+// NEW group differs from a BASE group of the same driver: what --ignore would need to match them.
+// Nil when no driver is on both sides.
+func differingFields(base, new []results.Group, ignore []string) []string {
+	var best []string
+	for i := range new {
+		for j := range base {
+			if new[i].Driver() != base[j].Driver() {
+				continue
+			}
+			nc, bc := new[i].Case().Without(ignore...), base[j].Case().Without(ignore...)
+			var diff []string
+			for _, f := range results.CaseLabels() {
+				if nc.Get(f) != bc.Get(f) {
+					diff = append(diff, f)
+				}
+			}
+			if len(diff) > 0 && (best == nil || len(diff) < len(best)) {
+				best = diff
+			}
+		}
+	}
+	return best
+}
 
-// name is "driver workload/topology/concurrency/keys/…" with only the values, for people.
-func name(g *results.Group) string {
-	c := g.Case()
+// name is "driver workload/topology/concurrency/keys/…" with only the values, for people, less
+// the ignored case fields.
+func name(g *results.Group, ignore []string) string {
+	c := g.Case().Without(ignore...)
 	vals := make([]string, len(c))
 	for i, l := range c {
 		switch l.Name {
@@ -279,7 +314,7 @@ func name(g *results.Group) string {
 }
 
 func compareGroup(bg, ng *results.Group, opts *Options) GroupReport {
-	gr := GroupReport{Name: name(ng), Driver: ng.Driver(), Case: ng.Case(), BaseRuns: len(bg.Runs), NewRuns: len(ng.Runs)}
+	gr := GroupReport{Name: name(ng, opts.Ignore), Driver: ng.Driver(), Case: ng.Case().Without(opts.Ignore...), BaseRuns: len(bg.Runs), NewRuns: len(ng.Runs)}
 	metrics := opts.Metrics
 	if !slices.Contains(metrics, "violations") {
 		metrics = append(slices.Clip(metrics), "violations")

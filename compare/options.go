@@ -68,6 +68,11 @@ type Options struct {
 	// Metrics are the names of the metrics to compare (see results.Metrics);
 	// nil means DefaultMetrics. "violations" is always checked.
 	Metrics []string
+	// Ignore names case fields (results.CaseLabels: topology, net, concurrency, …) left out of
+	// what matches a BASE group with a NEW one, as benchstat's -ignore: with "net", runs with
+	// --net latency=1ms compare with runs without. The sides' values of an ignored field are
+	// listed in the report's warnings when they differ.
+	Ignore []string
 }
 
 // threshold returns the largest tolerated change for the worse of metric name.
@@ -107,6 +112,9 @@ func (o *Options) validate() error {
 		if !slices.Contains(o.Metrics, m.Name) {
 			return badInput("--gate %s: not among the metrics compared (%s)", name, strings.Join(o.Metrics, ", "))
 		}
+	}
+	if err := results.CheckCaseLabels(o.Ignore); err != nil {
+		return badInput("--ignore: %v", err)
 	}
 	for name, t := range o.MaxRegression {
 		if err := checkThresholdMetric(name); err != nil {

@@ -67,9 +67,6 @@ func (g *Group) Driver() string { return g.Runs[0].Driver }
 // Case returns the case of the group's runs.
 func (g *Group) Case() Case { return g.Runs[0].Case() }
 
-// groupKey is what makes two runs repetitions of each other: the case and the driver.
-func groupKey(r *Run) string { return r.Case().String() + "\x00" + r.Driver }
-
 // topologyLabel is the topology as the user named it when known ("masters:5"), else its kind.
 func topologyLabel(r *Run) string {
 	if r.TopologySpec != "" {
@@ -81,24 +78,7 @@ func topologyLabel(r *Run) string {
 // GroupRuns groups runs into repetitions of one driver on one case, in the
 // order each group first appears, and computes each group's medians. It is
 // safe for concurrent use.
-func GroupRuns(runs []Run) []Group {
-	var groups []Group
-	index := make(map[string]int)
-	for _, r := range runs {
-		k := groupKey(&r)
-		i, ok := index[k]
-		if !ok {
-			i = len(groups)
-			index[k] = i
-			groups = append(groups, Group{})
-		}
-		groups[i].Runs = append(groups[i].Runs, r)
-	}
-	for i := range groups {
-		groups[i].summarize()
-	}
-	return groups
-}
+func GroupRuns(runs []Run) []Group { return GroupRunsIgnoring(runs, nil) }
 
 func (g *Group) summarize() {
 	var tput, cmds, ccpu, scpu, failed, handoffs, proj, busy []float64

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/compare"
+	"github.com/lockbench/lockbench/results"
 )
 
 const compareExamples = `
@@ -38,6 +39,9 @@ Examples:
   # Gate on more metrics (each spends a share of alpha: more runs are needed):
   lockbench compare --gate throughput,p99,p50,cmds base new
 
+  # Gate an environment change: NEW ran with --net latency=1ms, BASE without:
+  lockbench compare --ignore net base new
+
   # Pass even when there are too few runs to tell (the summary still says so):
   lockbench compare --allow-inconclusive base new
 
@@ -56,6 +60,7 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	allowInc := fs.Bool("allow-inconclusive", false, "pass when a gated row has too few runs for the test ever to reach significance (default: that fails, naming the --repeat needed)")
 	gate := fs.StringSlice("gate", compare.DefaultGate, "metrics whose regressions fail the gate, comma separated; the others are reported only. Safety violations always fail")
 	format := fs.String("format", "text", "output: text, json or markdown (for a pull-request comment)")
+	ignore := fs.StringSlice("ignore", nil, "case fields left out of matching BASE with NEW, comma separated (benchstat's -ignore), e.g. net to compare a --net run with one without: "+strings.Join(results.CaseLabels(), ", "))
 
 	bad := fs.bad
 	if code, done := fs.parse(args, stdout, "Usage: lockbench compare [flags] BASE NEW", strings.Replace(compareExamples, "DEFAULTS", compare.FormatMaxRegression(compare.DefaultMaxRegression), 1)); done {
@@ -67,7 +72,7 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if err := compare.CheckFormat(*format); err != nil {
 		return bad("--%v", err)
 	}
-	opts := compare.Options{Alpha: *alpha, Strict: *strict, AllowInconclusive: *allowInc, Gate: *gate}
+	opts := compare.Options{Alpha: *alpha, Strict: *strict, AllowInconclusive: *allowInc, Gate: *gate, Ignore: *ignore}
 	var err error
 	if opts.MaxRegression, err = compare.ParseMaxRegression(*maxReg...); err != nil {
 		return bad("%v", err)
