@@ -12,9 +12,9 @@ import (
 // WriteBenchfmt writes one line per run in the Go benchmark format, so that
 // golang.org/x/perf/cmd/benchstat can compare result sets:
 //
-//	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations	<n> client-us/acq	<n> redis-us/acq
+//	BenchmarkLock/workload=contention/driver=lockcore/topology=single/conc=64/keys=10000/key_dist=uniform/hold_us=0 	<acquisitions>	<elapsed/acquisitions> ns/op	<n> acq/s	<n> p50-us	<n> p99-us	<n> cmds/acq	<n> violations	<n> client-us/acq	<n> redis-us/acq
 //
-// The latency percentiles are those of acquire; the two CPU figures appear
+// The name carries every case field (see benchName). The latency percentiles are those of acquire; the two CPU figures appear
 // only when measured, and "<n> max-readers" (MaxConcurrentReaders) only for
 // runs that took read holds (the rw workload). Repetitions of a driver (--repeat) give lines with the
 // same name, which benchstat reads as samples of one benchmark. Runs with no
@@ -23,8 +23,7 @@ import (
 func WriteBenchfmt(w io.Writer, runs []Run) error {
 	var buf bytes.Buffer
 	for _, r := range runs {
-		name := fmt.Sprintf("BenchmarkLock/workload=%s/driver=%s/topology=%s/conc=%d/keys=%d",
-			benchValue(r.Workload), benchValue(r.Driver), benchValue(topologyLabel(&r)), r.Concurrency, r.Keys)
+		name := benchName(&r)
 		if r.Acquisitions <= 0 {
 			fmt.Fprintf(&buf, "# %s skipped: no acquisitions", name)
 			if r.Incomplete != "" {
@@ -52,6 +51,24 @@ func WriteBenchfmt(w io.Writer, runs []Run) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// benchName is the run's benchmark name: workload, driver, topology, conc and keys as they
+// always were, then every other case field (key_dist, hold_us, and arrival, target_rate and
+// net where set), so that benchstat takes two lines for one benchmark exactly when compare
+// takes them for repetitions of one driver on one case: a sweep's steps differ in target_rate.
+func benchName(r *Run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "BenchmarkLock/workload=%s/driver=%s/topology=%s/conc=%d/keys=%d",
+		benchValue(r.Workload), benchValue(r.Driver), benchValue(topologyLabel(r)), r.Concurrency, r.Keys)
+	for _, l := range r.Case() {
+		switch l.Name {
+		case "workload", "topology", "concurrency", "keys":
+			continue
+		}
+		fmt.Fprintf(&b, "/%s=%s", l.Name, benchValue(l.Value))
+	}
+	return b.String()
 }
 
 // benchValue makes s usable as a key=value part of a benchmark name: a space

@@ -38,13 +38,13 @@ func TestWriteBenchfmt(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"BenchmarkLock/workload=contention/driver=naive/topology=single/conc=64/keys=10000 \t12000\t833333.3 ns/op\t1200.0 acq/s\t",
+		"BenchmarkLock/workload=contention/driver=naive/topology=single/conc=64/keys=10000/key_dist=none/hold_us=0 \t12000\t833333.3 ns/op\t1200.0 acq/s\t",
 		"\t3.000 cmds/acq\t7 violations\t18.000 client-us/acq\n",
 		"\t2.000 cmds/acq\t0 violations\t7.973 client-us/acq\t4.990 redis-us/acq\n",
 		"\t3.000 cmds/acq\t0 violations\n", // CPU not measured: no CPU units
-		"BenchmarkLock/workload=contention/driver=redsync/topology=masters:5/conc=0/keys=0 \t10\t",
-		"BenchmarkLock/workload=mix_80_20/driver=go-redis_redsync/topology=none/conc=0/keys=0 \t10\t100000000.0 ns/op",
-		"BenchmarkLock/workload=rw/driver=lockcore/topology=single/conc=0/keys=0 \t10\t", // then:
+		"BenchmarkLock/workload=contention/driver=redsync/topology=masters:5/conc=0/keys=0/key_dist=none/hold_us=0 \t10\t",
+		"BenchmarkLock/workload=mix_80_20/driver=go-redis_redsync/topology=none/conc=0/keys=0/key_dist=none/hold_us=0 \t10\t100000000.0 ns/op",
+		"BenchmarkLock/workload=rw/driver=lockcore/topology=single/conc=0/keys=0/key_dist=none/hold_us=0 \t10\t", // then:
 		"\t0 violations\t6 max-readers\n",
 	} {
 		if !strings.Contains(buf.String(), want) {
