@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"strings"
 	"text/tabwriter"
 )
@@ -102,6 +103,42 @@ func writeCapacity(buf *bytes.Buffer, groups []Group, repeated bool) {
 	if tw != nil {
 		tw.Flush() // cannot fail: it writes to a bytes.Buffer
 	}
+	if host, servers := sharedHost(groups); servers > 0 {
+		fmt.Fprintf(buf, "note: a projection over several masters assumes a CPU core per master; "+
+			"here %d servers (masters and replicas) ran on one host (%s), so where they shared its cores the deployment saturates sooner than projected\n", servers, host)
+	}
+}
+
+// sharedHost finds the groups whose projection spans several masters that all have one host
+// address (a local cluster: lockbench's own, or several ports of one machine), which share that
+// machine's cores where a per-master projection assumes a core each. It returns the host and the
+// most Redis servers of one such run; 0 when there is none.
+func sharedHost(groups []Group) (host string, servers int) {
+	for i := range groups {
+		for _, r := range groups[i].Runs {
+			if r.Capacity == nil || len(r.Capacity.Masters) < 2 {
+				continue
+			}
+			h, ok := oneHost(r.Capacity.Masters)
+			if ok && len(r.Nodes) > servers {
+				host, servers = h, len(r.Nodes)
+			}
+		}
+	}
+	return host, servers
+}
+
+// oneHost returns the host part the masters' addresses share, if they share one.
+func oneHost(masters []MasterLoad) (string, bool) {
+	host := ""
+	for i, m := range masters {
+		h, _, err := net.SplitHostPort(m.Addr)
+		if err != nil || (i > 0 && h != host) {
+			return "", false
+		}
+		host = h
+	}
+	return host, true
 }
 
 // perMaster lists each master's utilization in the group's last run with a capacity, on a

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -78,5 +79,46 @@ func TestMedianProjection(t *testing.T) {
 	}
 	if got := MedianProjection([]*Run{b}); got != 0 {
 		t.Errorf("MedianProjection of runs without one = %v, want 0", got)
+	}
+}
+
+// TestSummaryNotesMastersSharingAHost checks the note under a projection over several masters:
+// a cluster whose masters share one host (a local cluster: their cores are shared) gets it,
+// with the number of servers; one whose masters are on different hosts, and a single server,
+// do not.
+func TestSummaryNotesMastersSharingAHost(t *testing.T) {
+	cluster := func(hosts ...string) Run {
+		r := Run{Driver: "lockcore", Workload: "contention", Topology: "cluster", Complete: true, DurationS: 1, Acquisitions: 30000, ThroughputPerS: 30000}
+		for i, h := range hosts {
+			r.Nodes = append(r.Nodes,
+				NodeResult{Addr: fmt.Sprintf("%s:%d", h, 7000+i), Role: RoleMaster, CPUUS: 2e5},
+				NodeResult{Addr: fmt.Sprintf("%s:%d", h, 7100+i), Role: RoleReplica, CPUUS: 1e4})
+		}
+		r.setRatios()
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		run  Run
+		want string // "" for no note
+	}{
+		{"local cluster", cluster("127.0.0.1", "127.0.0.1", "127.0.0.1"), "here 6 servers (masters and replicas) ran on one host (127.0.0.1)"},
+		{"spread cluster", cluster("10.0.0.1", "10.0.0.2", "10.0.0.3"), ""},
+	} {
+		var buf bytes.Buffer
+		if err := WriteSummary(&buf, []Run{tc.run}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if !strings.Contains(out, "server-bound capacity") {
+			t.Fatalf("%s: no projection to note:\n%s", tc.name, out)
+		}
+		has := strings.Contains(out, "assumes a CPU core per master")
+		switch {
+		case tc.want == "" && has:
+			t.Errorf("%s: noted a shared host:\n%s", tc.name, out)
+		case tc.want != "" && !strings.Contains(out, tc.want):
+			t.Errorf("%s: summary lacks %q:\n%s", tc.name, tc.want, out)
+		}
 	}
 }
