@@ -131,6 +131,12 @@ type Row struct {
 	// P is the two-sided Mann–Whitney U p-value of "BASE and NEW come from one
 	// distribution", as benchstat reports it; 1 when the test could not run.
 	P float64 `json:"p"`
+	// PWorse is the one-sided p-value the gate decides on: of "NEW is worse than BASE made
+	// worse by the threshold" (p(>t worse)); PBetter, the one-sided p of "NEW is better than
+	// BASE", which an improvement rests on. Both are 1 when the test could not run; nil for
+	// rows decided without a test (violations, identical values, one side unmeasured).
+	PWorse  *float64 `json:"p_worse,omitempty"`
+	PBetter *float64 `json:"p_better,omitempty"`
 	// Threshold is the largest change for the worse tolerated, as a fraction.
 	Threshold float64 `json:"threshold"`
 	// Gated is whether the row's verdict can fail the gate; the others are reported only.
@@ -157,6 +163,10 @@ type Summary struct {
 	// Range is the ± percentage of the confidence interval as benchstat prints it ("3%",
 	// "∞" when it is unbounded); empty for counts.
 	Range string `json:"range,omitempty"`
+	// Min and Max are the smallest and largest run, shown instead of an unbounded interval
+	// (fewer than 6 runs at 95%); nil for counts.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 
 	values []float64
 }
@@ -374,7 +384,8 @@ func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, b
 	for i, v := range base {
 		shifted[i] = v * factor
 	}
-	row.test = &rowTest{marginP: worseP(m, shifted, new), baseC: results.Median(base), newC: results.Median(new), factor: factor, minP: minP(len(base), len(new))}
+	row.test = &rowTest{marginP: worseP(m, shifted, new), betterP: betterP(m, base, new), baseC: results.Median(base), newC: results.Median(new), factor: factor, minP: minP(len(base), len(new))}
+	row.PWorse, row.PBetter = &row.test.marginP, &row.test.betterP
 	return row, true
 }
 
@@ -394,9 +405,23 @@ func worseP(m results.Metric, shifted, new []float64) float64 {
 	return res.P
 }
 
+// betterP is the one-sided Mann–Whitney U p-value of "NEW is better than BASE"; 1 when the
+// test cannot run.
+func betterP(m results.Metric, base, new []float64) float64 {
+	alt := stats.LocationLess // latencies, costs: NEW smaller is better
+	if m.HigherIsBetter {
+		alt = stats.LocationGreater
+	}
+	res, err := stats.MannWhitneyUTest(new, base, alt)
+	if err != nil {
+		return 1
+	}
+	return res.P
+}
+
 // rowTest is what decide needs of a row that was tested.
 type rowTest struct {
-	marginP, baseC, newC, factor, minP float64
+	marginP, betterP, baseC, newC, factor, minP float64
 }
 
 // decide sets the verdict of a tested row, at the per-row level alpha (the report's alpha
@@ -413,8 +438,9 @@ func (row *Row) decide(alpha float64) {
 	case t.marginP <= alpha && worse(t.newC, t.baseC*t.factor):
 		row.Verdict = VerdictRegression
 		row.Note = fmt.Sprintf("p(>%s worse) = %.2g ≤ %.2g", formatPct(row.Threshold), t.marginP, alpha)
-	case row.P <= alpha && worse(t.baseC, t.newC):
+	case t.betterP <= alpha && worse(t.baseC, t.newC):
 		row.Verdict = VerdictImproved
+		row.Note = fmt.Sprintf("p(better) = %.2g ≤ %.2g", t.betterP, alpha)
 	case t.minP > alpha:
 		row.Verdict = VerdictInconclusive
 		row.Note = fmt.Sprintf("too few runs: %s can never reach p ≤ %.2g; %d a side can", row.nCell(), alpha, NeedRuns(alpha))
@@ -440,6 +466,8 @@ func summarize(m results.Metric, xs []float64) Summary {
 	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(xs), &benchmath.DefaultThresholds), confidence)
 	s.Center = sum.Center
 	s.Range = sum.PctRangeString()
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	s.Min, s.Max = &lo, &hi
 	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
 		s.Lo, s.Hi = &sum.Lo, &sum.Hi
 	}

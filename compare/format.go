@@ -89,7 +89,11 @@ func (row *Row) cell(s Summary) string {
 		return "-"
 	}
 	v := row.metric.Format(s.Center)
-	if s.Range != "" {
+	switch {
+	case s.Lo == nil && s.Min != nil && s.N > 1:
+		// Too few runs for a bounded 95% interval: "±∞" says nothing, the runs' range does.
+		v += " [" + row.metric.Format(*s.Min) + "–" + row.metric.Format(*s.Max) + "]"
+	case s.Range != "":
 		v += " ±" + s.Range
 	}
 	return v
@@ -106,10 +110,10 @@ func (row *Row) deltaCell() string {
 }
 
 func (row *Row) pCell() string {
-	if row.metric.Name == "violations" || row.metric.Name == "fencing-violations" || row.Base.N == 0 || row.New.N == 0 {
+	if row.PWorse == nil {
 		return "-"
 	}
-	return strconv.FormatFloat(row.P, 'f', 3, 64)
+	return strconv.FormatFloat(*row.PWorse, 'g', 2, 64)
 }
 
 func (row *Row) nCell() string {
@@ -147,7 +151,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, g := range r.Groups {
 		fmt.Fprintf(&buf, "\n%s (BASE %d runs, NEW %d runs)\n", g.Name, g.BaseRuns, g.NewRuns)
 		tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "metric\tbase\tnew\tdelta\tp\tn\tverdict")
+		fmt.Fprintln(tw, "metric\tbase\tnew\tdelta\tp(worse)\tn\tverdict")
 		for i := range g.Rows {
 			row := &g.Rows[i]
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Label, row.cell(row.Base), row.cell(row.New),
@@ -177,10 +181,11 @@ func (r *Report) writeUnmatched(buf *bytes.Buffer, bullet string) {
 }
 
 func (r *Report) footnote() string {
-	return fmt.Sprintf("Medians ± the 95%% confidence interval; errors and violations are totals over the runs. "+
-		"p: Mann–Whitney U test of BASE against NEW, two-sided, as benchstat reports it. "+
-		"p(>t worse): the one-sided test of NEW worse than BASE made worse by the threshold t; a row regresses when it is ≤ %.2g "+
+	return fmt.Sprintf("Medians ± the 95%% confidence interval, or [the runs' min–max] where there are too few runs (under 6) for a bounded one; "+
+		"errors and violations are totals over the runs. "+
+		"p(worse), p(>t worse): the one-sided Mann–Whitney U test of NEW worse than BASE made worse by the threshold t, the gate's test; a row regresses when it is ≤ %.2g "+
 		"(alpha %v shared over %d tested gated rows, so noise alone fails the gate at most %v of the time). "+
+		"An improvement needs the one-sided p(better) ≤ the same level. (benchstat's p is two-sided; it is in the JSON as p.) "+
 		"Gated: %s; the other rows are reported only. Any violation in NEW fails.",
 		r.RowAlpha, r.Alpha, r.Tested, r.Alpha, strings.Join(r.Gate, ", "))
 }
@@ -203,7 +208,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	for _, g := range r.Groups {
 		fmt.Fprintf(&buf, "**%s** (BASE %d runs, NEW %d runs)\n\n", mdEscape(g.Name), g.BaseRuns, g.NewRuns)
-		buf.WriteString("| metric | base | new | delta | p | n | verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
+		buf.WriteString("| metric | base | new | delta | p(worse) | n | verdict |\n|---|--:|--:|--:|--:|--:|---|\n")
 		for i := range g.Rows {
 			row := &g.Rows[i]
 			verdict := mdEscape(row.verdictCell(false))

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +70,60 @@ func TestJSON(t *testing.T) {
 	}
 	if err := rep.WriteFormat(new(bytes.Buffer), "yaml"); !errors.Is(err, ErrBadInput) {
 		t.Errorf("format yaml: %v, want ErrBadInput", err)
+	}
+}
+
+// TestFewRunsShowTheirRange checks what a cell says at fewer than 6 runs a side, where a 95%
+// interval of the median is unbounded: the runs' min–max, not "±∞"; and that the p column is
+// the one-sided p the verdict rests on.
+func TestFewRunsShowTheirRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rep := compareFiles(t, synthFile(rng, 4, 1, "lockcore"), synthFile(rng, 4, 1, "lockcore"), Options{AllowInconclusive: true})
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "±∞") {
+		t.Errorf("an unbounded interval printed as ±∞:\n%s", out)
+	}
+	row := rowOf(t, rep, "throughput")
+	if row.Base.Min == nil || row.Base.Lo != nil {
+		t.Fatalf("base summary %+v: want a range and no interval at n=4", row.Base)
+	}
+	want := fmt.Sprintf("[%s–%s]", row.metric.Format(*row.Base.Min), row.metric.Format(*row.Base.Max))
+	if !strings.Contains(out, want) || !strings.Contains(out, "p(worse)") {
+		t.Errorf("output lacks the base range %s or the p(worse) column:\n%s", want, out)
+	}
+	if row.PWorse == nil || row.pCell() != strconv.FormatFloat(*row.PWorse, 'g', 2, 64) {
+		t.Errorf("p cell %q, want the one-sided p(worse) %v", row.pCell(), row.PWorse)
+	}
+}
+
+// TestDocsQuoteTheGoldenRow checks that README.md and docs/compare.md, which quote a row of the
+// golden report as what a real 20% slowdown reads like, quote it as the code prints it today.
+func TestDocsQuoteTheGoldenRow(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "report.text.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for line := range strings.SplitSeq(string(golden), "\n") {
+		if strings.HasPrefix(line, "acq/s ") {
+			row = line
+			break
+		}
+	}
+	if row == "" {
+		t.Fatal("no acq/s row in the golden report")
+	}
+	for _, doc := range []string{filepath.Join("..", "README.md"), filepath.Join("..", "docs", "compare.md")} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), "\n"+row+"\n") {
+			t.Errorf("%s does not quote the golden acq/s row as printed today:\n%s", doc, row)
+		}
 	}
 }
