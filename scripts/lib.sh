@@ -18,4 +18,6 @@ fi
 # link again: each other set of flags is a full compile of lockbench, 2 to 3 minutes on CI's 2
 # cores. lockbench uses no cgo; Go's own resolver serves its name lookups.
 mkdir -p bin
-CGO_ENABLED=0 go build -trimpath -o bin/lockbench ./cmd/lockbench
+# The version every result records (lockbench version): the commit, as the image's build names it.
+version=$(git describe --always --dirty 2>/dev/null || echo dev)
+CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$version" -o bin/lockbench ./cmd/lockbench

@@ -15,5 +15,7 @@ fi
 
 # Static, as scripts/lib.sh builds it (see there why).
 mkdir -p bin
-CGO_ENABLED=0 go build -trimpath -o bin/lockbench ./cmd/lockbench
+# The version every result records (lockbench version): the commit, as the image's build names it.
+version=$(git describe --always --dirty 2>/dev/null || echo dev)
+CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$version" -o bin/lockbench ./cmd/lockbench
 exec bin/lockbench "$@"
