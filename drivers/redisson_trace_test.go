@@ -252,9 +252,15 @@ func actorDialer(mu *sync.Mutex, owners map[string]string, actor string) func(co
 // recordTrace runs one case against a private server and returns its normalised trace.
 func recordTrace(t *testing.T, version string, c traceCase, contended bool) string {
 	cfg := single(t)
+	return recordTraceOn(t, cfg, cfg.Addrs[0], version, c, contended)
+}
+
+// recordTraceOn runs one case on the deployment cfg with MONITOR on the server at addr (the
+// master of the case's keys) and returns its normalised trace.
+func recordTraceOn(t *testing.T, cfg drivers.Config, addr, version string, c traceCase, contended bool) string {
 	cfg.Needs = c.needs
 	cfg.Concurrency = 1
-	rdb := inspect(t, cfg.Addrs[0])
+	rdb := inspect(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d, err := drivers.Parse(c.driver + ":version=" + version)
@@ -276,7 +282,7 @@ func recordTrace(t *testing.T, version string, c traceCase, contended bool) stri
 	defer la.Close()
 	defer lb.Close()
 	a, b := la.NewWorker(), lb.NewWorker()
-	mon := startMonitor(t, cfg.Addrs[0])
+	mon := startMonitor(t, addr)
 	actorOf := func(l monitorLine) string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -341,7 +347,8 @@ var (
 
 // normaliseTrace turns MONITOR lines into the trace format: one block per actor, a script's calls
 // indented under it, client UUIDs as <A>/<B>, request ids as <req1>, <req2>… in order of
-// appearance, times as <now>. Connection set-up (HELLO, CLIENT, PING, INFO) is left out; the
+// appearance, times as <now>. Connection set-up and topology discovery (HELLO, CLIENT, PING,
+// CLUSTER, ROLE, INFO but syncedEval's INFO REPLICATION and INFO ALL) are left out; the
 // unlock latches' DELs and the unsubscribes, which the client does not wait for, go at the end
 // of their actor's block, as their place among its other commands is a race.
 func normaliseTrace(lines []monitorLine, actorOf func(monitorLine) string) string {
@@ -360,8 +367,12 @@ func normaliseTrace(lines []monitorLine, actorOf func(monitorLine) string) strin
 			continue // the test's own commands
 		}
 		switch cmd {
-		case "hello", "client", "ping", "info", "select", "readonly":
-			continue
+		case "hello", "client", "ping", "select", "readonly", "cluster", "role", "command":
+			continue // connection set-up and topology discovery
+		case "info":
+			if len(l.args) < 2 || !slices.Contains([]string{"replication", "all"}, strings.ToLower(l.args[1])) {
+				continue // set-up (the server's version); syncedEval's INFO REPLICATION or ALL stays
+			}
 		}
 		args := make([]string, len(l.args))
 		for i, a := range l.args {
