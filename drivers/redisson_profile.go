@@ -59,10 +59,10 @@ type redissonProfile struct {
 	// aof_enabled too but syncs lock scripts (SyncMode.WAIT) with a plain WAIT: zero value.
 	waitAOF bool
 	// noSyncUnhandled: a WAIT shortfall fails the call at once, with no undo and no retry
-	// (3.27.0 to 3.4x: syncedEval's exception message grew a hint, "None of slaves were synced.
+	// (3.24.0 to 3.43.0 at least: syncedEval's exception message grew a hint, "None of slaves were synced.
 	// Try to increase slavesSyncTimeout…", and no longer equals the "None of slaves were synced"
 	// that CommandAsyncService.handleNoSync and ServiceManager.execute compare it with). Zero
-	// value: undone and retried (3.21–3.26 by the message, 3.52+ by NoSyncedSlavesException).
+	// value: undone and retried (3.21.0–3.23.x by the message, 3.52+ by NoSyncedSlavesException).
 	noSyncUnhandled bool
 	// legacyRetry: Redisson's retryAttempts is 3 and its retryInterval a constant 1500 ms
 	// (BaseConfig at 3.23.0 and 3.43.0). Zero value: retryAttempts 4 and retryDelay

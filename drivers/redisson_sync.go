@@ -33,7 +33,8 @@ const (
 	// knows WAIT; each master's connected_slaves is cached from INFO REPLICATION and read again
 	// after a call that synced fewer replicas than cached.
 	redissonInfoCached
-	// redissonInfoEveryCall (3.21.0 to 3.26.x): INFO REPLICATION before every call, no probe
+	// redissonInfoEveryCall (3.21.0 to 3.24.x; 3.25 and 3.26 add the WAIT 0 0 probe but still
+	// read INFO every call): INFO REPLICATION before every call, no probe
 	// and no cache (CommandAsyncService.syncedEval at 3.23.0: writeAsync(key, INFO_REPLICATION)
 	// unless the config uses no replicas, which a single-server config never does).
 	redissonInfoEveryCall
@@ -79,7 +80,7 @@ func (e *RedissonNotSyncedError) Unwrap() error { return ErrRedissonNotSynced }
 // notSyncedMessage is the message of Redisson's exception in the profile's version.
 func (p redissonProfile) notSyncedMessage() string {
 	if p.syncDiscovery == redissonInfoEveryCall {
-		return "None of slaves were synced" // CommandAsyncService.syncedEval, 3.21.0 to 3.26.x
+		return "None of slaves were synced" // CommandAsyncService.syncedEval, 3.21.0 to 3.23.x (3.24.0 adds the hint)
 	}
 	return "None of slaves were synced. Try to increase slavesSyncTimeout setting or set checkLockSyncedSlaves = false."
 }
