@@ -278,3 +278,54 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 	phase("shortfall-unlock", func(r *run, key string) error { return r.w.Lock(ctx, key) },
 		func(r *run, key string) error { return r.w.Unlock(ctx, key) })
 }
+
+// TestRedissonSyncedTimeoutRetry pauses the writes of a native sentinel's master for 4.5 s
+// (CLIENT PAUSE … WRITE) while each profile takes a lock, longer than a batch's reply timeout
+// (Redisson's 3 s timeout + the 1 s sync timeout): the batch with WAIT is sent again after the
+// retry delay, in 3.43 and 3.52 too, whose lock scripts are "no retry" only when sent alone
+// (CommandAsyncService.syncedEval passes the flag to the plain path only; the batch takes the
+// config's retryAttempts), so the lock is taken. Without the retry the call would fail with a
+// timeout.
+func TestRedissonSyncedTimeoutRetry(t *testing.T) {
+	t.Parallel()
+	s := redistest.NewSentinel(t)
+	master := sentinelMaster(t, s)
+	rdb := inspect(t, master)
+	cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(),
+		Concurrency: 1, Lease: drivers.RedissonDefaultLease}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	workers := make([]drivers.Worker, len(syncedVersions))
+	for i, v := range syncedVersions {
+		d, err := drivers.Parse("redisson:version=" + v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		workers[i] = openDriver(t, d, cfg).NewWorker()
+		// The probe and the INFO go out before the pause: only the batch meets it.
+		must(t, workers[i].Lock(ctx, "tr:warm:"+v))
+		must(t, workers[i].Unlock(ctx, "tr:warm:"+v))
+	}
+	// A master that stalls for longer than compose.SentinelDownAfter is failed over (the
+	// sentinels' hello PUBLISHes are writes, paused too): the sentinels are told to wait longer.
+	for _, a := range s.Addrs() {
+		must(t, inspect(t, a).Do(ctx, "sentinel", "set", s.MasterName(), "down-after-milliseconds", 60000).Err())
+	}
+	must(t, rdb.Do(ctx, "client", "pause", 4500, "write").Err())
+	errs := make([]error, len(syncedVersions))
+	var wg sync.WaitGroup
+	for i, v := range syncedVersions {
+		wg.Go(func() { errs[i] = workers[i].Lock(ctx, "tr:timeout:"+v) })
+	}
+	wg.Wait()
+	for i, v := range syncedVersions {
+		if errs[i] != nil {
+			t.Errorf("%s: lock across a 4.5 s write pause: %v, want the batch sent again and the lock taken", v, errs[i])
+			continue
+		}
+		if n, err := rdb.HLen(ctx, "tr:timeout:"+v).Result(); n != 1 {
+			t.Errorf("%s: the lock hash has %d owners after the lock call (%v), want 1", v, n, err)
+		}
+		must(t, workers[i].Unlock(ctx, "tr:timeout:"+v))
+	}
+}
