@@ -63,15 +63,19 @@ var ErrRedissonNotSynced = errors.New("redisson: none of the replicas acknowledg
 // which neither undoes nor retries (see the profile's noSyncUnhandled).
 type RedissonNotSyncedError struct {
 	Key      string // the script's first key
-	Master   string // the master's address, as the client knows it ("" for a sentinel's)
+	Master   string // the cluster master's address; "" for the master a sentinel client follows
 	Replicas int    // connected_slaves the client waited for
 	Attempts int    // calls made, retries included
 	Message  string // Redisson's exception message in the profile's version
 }
 
 func (e *RedissonNotSyncedError) Error() string {
+	master := e.Master
+	if master == "" {
+		master = "the sentinels'"
+	}
 	return fmt.Sprintf("%s (key %s, master %s: 0 of %d replicas synced; %d attempts)",
-		e.Message, e.Key, e.Master, e.Replicas, e.Attempts)
+		e.Message, e.Key, master, e.Replicas, e.Attempts)
 }
 
 // Unwrap returns ErrRedissonNotSynced.
@@ -255,7 +259,7 @@ func (t *redissonTransport) batch(ctx context.Context, node *redis.Client, addr 
 	if ms.replicas > 0 {
 		timeout += redissonSyncTimeout * time.Millisecond
 	}
-	c := node.WithTimeout(timeout)
+	c := t.withTimeout(node, timeout)
 	if p.evalsha {
 		if err := t.loadOnce(ctx, c, addr, sc); err != nil {
 			return errCmd(ctx, err), 0, err
@@ -298,6 +302,29 @@ func (t *redissonTransport) batch(ctx context.Context, node *redis.Client, addr 
 		}
 		return cmd, syncedCount(wait), wait.Err()
 	}
+}
+
+// withTimeout returns node with the reply timeout d, sharing its pool, made once per node and
+// timeout: a clone per call would cost the client an allocation-heavy copy each time.
+func (t *redissonTransport) withTimeout(node *redis.Client, d time.Duration) *redis.Client {
+	k := redissonTimeoutKey{node, d}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c, ok := t.timeouts[k]
+	if !ok {
+		c = node.WithTimeout(d)
+		if t.timeouts == nil {
+			t.timeouts = map[redissonTimeoutKey]*redis.Client{}
+		}
+		t.timeouts[k] = c
+	}
+	return c
+}
+
+// redissonTimeoutKey names a node's client with one reply timeout.
+type redissonTimeoutKey struct {
+	node *redis.Client
+	d    time.Duration
 }
 
 // syncedCount reads WAIT's reply, or the replicas part (second element) of WAITAOF's.

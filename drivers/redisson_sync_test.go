@@ -180,10 +180,14 @@ var shortfalls = []struct {
 	version  string
 	attempts int
 	kept     bool
+	message  string // Redisson's exception message, which the error starts with
 }{
-	{"3.23", 4, false}, // "None of slaves were synced" matched: undone, retried 3 times after 1.5 s
-	{"3.43", 1, true},  // the longer message is not matched: no undo, no retry
-	{"3.52", 5, false}, // NoSyncedSlavesException: undone, retried 4 times after 1-2 s
+	// "None of slaves were synced" matched: undone, retried 3 times after 1.5 s.
+	{"3.23", 4, false, "None of slaves were synced ("},
+	// The longer message is not matched: no undo, no retry.
+	{"3.43", 1, true, "None of slaves were synced. Try to increase slavesSyncTimeout"},
+	// NoSyncedSlavesException: undone, retried 4 times after 1-2 s.
+	{"3.52", 5, false, "None of slaves were synced. Try to increase slavesSyncTimeout"},
 }
 
 // TestRedissonSyncedShortfall pauses the replicas of a native sentinel's master (SIGSTOP) so
@@ -248,6 +252,8 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 			switch {
 			case !errors.Is(r.err, drivers.ErrRedissonNotSynced) || !errors.As(r.err, &ns):
 				t.Errorf("%s %s: err = %v, want a RedissonNotSyncedError", sf.version, name, r.err)
+			case !strings.HasPrefix(ns.Error(), sf.message):
+				t.Errorf("%s %s: %q, want Redisson's message %q", sf.version, name, ns.Error(), sf.message)
 			case ns.Attempts != sf.attempts || ns.Replicas != len(replicas):
 				t.Errorf("%s %s: %d attempts waiting for %d replicas, want %d and %d", sf.version, name,
 					ns.Attempts, ns.Replicas, sf.attempts, len(replicas))

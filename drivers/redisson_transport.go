@@ -37,6 +37,7 @@ type redissonTransport struct {
 	probed, waitKnown, waitAOFKnown bool
 	masters                         map[string]redissonMasterSync // per master address (3.27+)
 	loaded                          map[string]bool               // "<master> <sha>" loaded before a batch (3.52)
+	timeouts                        map[redissonTimeoutKey]*redis.Client
 }
 
 // eval runs sc on keys[0]'s master. synced says whether it is a lock, unlock or renewal call,
@@ -70,9 +71,9 @@ func (t *redissonTransport) send(ctx context.Context, c redis.Scripter, sc *redi
 	return c.Eval(ctx, sc.body, keys, args...)
 }
 
-// masterClient returns the client of key's master and its address: the client itself on a
-// sentinel (its address is the sentinel client's, one entry for whichever master it follows),
-// the slot's master on a cluster.
+// masterClient returns the client of key's master and its address: the slot's master on a
+// cluster; on a sentinel the client itself and "" (it follows whichever master the sentinels
+// name, one cache entry).
 func (t *redissonTransport) masterClient(ctx context.Context, key string) (*redis.Client, string, error) {
 	if cc, ok := t.rdb.(*redis.ClusterClient); ok {
 		c, err := cc.MasterForKey(ctx, key)
@@ -85,7 +86,7 @@ func (t *redissonTransport) masterClient(ctx context.Context, key string) (*redi
 	if !ok {
 		return nil, "", fmt.Errorf("redisson: no master client for a %T", t.rdb)
 	}
-	return c, c.Options().Addr, nil
+	return c, "", nil // a failover client's Addr is a placeholder; it follows one master
 }
 
 // isNoScript reports whether err is Redis's NOSCRIPT reply.
