@@ -73,8 +73,9 @@ return 1`
 // EVAL with the body on every call, or EVALSHA from 3.46; the unlock latch of 3.24+ (a GET and
 // a SET … PX in each unlock script and a DEL after it); a watchdog timer and renewal script per
 // held lock, or batched renewals from 3.44; WAIT after lock, unlock and renewal calls on a
-// sentinel or cluster master with replicas from 3.43; no resending of lock and unlock scripts
-// from 3.43. In every profile: 64 command connections with one command in flight each, waiters
+// sentinel or cluster master with replicas from 3.21 (redisson_sync.go: INFO REPLICATION before
+// each in 3.23, cached from 3.27; a call no replica acknowledged undone and retried, or in 3.43
+// failed at once); no resending of lock and unlock scripts sent alone from 3.43. In every profile: 64 command connections with one command in flight each, waiters
 // that share one subscription per lock per client (subscribing when the first waits and
 // unsubscribing when the last leaves, retrying on each unlock message or after the lock's
 // PTTL), Redisson's pub/sub limits (5 channels per connection, 50 connections, subscribes and

@@ -38,6 +38,8 @@ type redissonProfile struct {
 	syncedWait bool
 	// noScriptRetry: lock and unlock scripts are never sent again after a network failure or
 	// timeout (3.43+); before, Redisson's retryAttempts (3) applied to them like to any command.
+	// Only when sent alone (a single server): syncedEval's batch with WAIT ignores the flag and
+	// is retried (redisson_sync.go).
 	noScriptRetry bool
 	// fairRetryNonNegative: the fair lock script tells a waiter already queued to retry after
 	// max(0, the lock's PTTL), and a negative TTL means retrying at once (3.32+); before, the
@@ -59,10 +61,11 @@ type redissonProfile struct {
 	// aof_enabled too but syncs lock scripts (SyncMode.WAIT) with a plain WAIT: zero value.
 	waitAOF bool
 	// noSyncUnhandled: a WAIT shortfall fails the call at once, with no undo and no retry
-	// (3.24.0 to 3.43.0 at least: syncedEval's exception message grew a hint, "None of slaves were synced.
-	// Try to increase slavesSyncTimeout…", and no longer equals the "None of slaves were synced"
-	// that CommandAsyncService.handleNoSync and ServiceManager.execute compare it with). Zero
-	// value: undone and retried (3.21.0–3.23.x by the message, 3.52+ by NoSyncedSlavesException).
+	// (3.24.0 to 3.43.0 at least: syncedEval's exception message grew a hint, "None of slaves
+	// were synced. Try to increase slavesSyncTimeout…", and no longer equals the "None of slaves
+	// were synced" that CommandAsyncService.handleNoSync and ServiceManager.execute compare it
+	// with). Zero value: undone and retried (3.21.0–3.23.x by the message, 3.52+ by
+	// NoSyncedSlavesException).
 	noSyncUnhandled bool
 	// legacyRetry: Redisson's retryAttempts is 3 and its retryInterval a constant 1500 ms
 	// (BaseConfig at 3.23.0 and 3.43.0). Zero value: retryAttempts 4 and retryDelay
