@@ -85,6 +85,12 @@ func openGoRedis(ctx context.Context, cfg Config, t string, maxRetries int) (red
 
 // openGoRedisPool is openGoRedis with pool connections per node.
 func openGoRedisPool(ctx context.Context, cfg Config, t string, maxRetries, pool int) (redis.UniversalClient, error) {
+	return openGoRedisTimeout(ctx, cfg, t, maxRetries, pool, ReplyTimeout)
+}
+
+// openGoRedisTimeout is openGoRedisPool with replyTimeout in place of ReplyTimeout, for a driver
+// that reproduces a library whose timeout differs (Redisson's 3 s).
+func openGoRedisTimeout(ctx context.Context, cfg Config, t string, maxRetries, pool int, replyTimeout time.Duration) (redis.UniversalClient, error) {
 	var rdb redis.UniversalClient
 	switch t {
 	case topoSingle:
@@ -92,8 +98,8 @@ func openGoRedisPool(ctx context.Context, cfg Config, t string, maxRetries, pool
 			Addr:         cfg.Addrs[0],
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
-			ReadTimeout:  ReplyTimeout,
-			WriteTimeout: ReplyTimeout,
+			ReadTimeout:  replyTimeout,
+			WriteTimeout: replyTimeout,
 			MaxRetries:   maxRetries,
 		}
 		cfg.Conn.GoRedis(o, via(cfg))
@@ -104,8 +110,8 @@ func openGoRedisPool(ctx context.Context, cfg Config, t string, maxRetries, pool
 			SentinelAddrs: cfg.Addrs,
 			PoolSize:      pool,
 			DialTimeout:   ConnectTimeout,
-			ReadTimeout:   ReplyTimeout,
-			WriteTimeout:  ReplyTimeout,
+			ReadTimeout:   replyTimeout,
+			WriteTimeout:  replyTimeout,
 			MaxRetries:    maxRetries,
 		}
 		cfg.Conn.GoRedisFailover(o, via(cfg)) // the sentinels' connections too
@@ -116,8 +122,8 @@ func openGoRedisPool(ctx context.Context, cfg Config, t string, maxRetries, pool
 			Addrs:        cfg.Addrs,
 			PoolSize:     pool,
 			DialTimeout:  ConnectTimeout,
-			ReadTimeout:  ReplyTimeout,
-			WriteTimeout: ReplyTimeout,
+			ReadTimeout:  replyTimeout,
+			WriteTimeout: replyTimeout,
 			MaxRetries:   maxRetries,
 		}
 		cfg.Conn.GoRedisCluster(o, via(cfg))

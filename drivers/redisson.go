@@ -73,8 +73,9 @@ return 1`
 // EVAL with the body on every call, or EVALSHA from 3.46; the unlock latch of 3.24+ (a GET and
 // a SET … PX in each unlock script and a DEL after it); a watchdog timer and renewal script per
 // held lock, or batched renewals from 3.44; WAIT after lock, unlock and renewal calls on a
-// sentinel or cluster master with replicas from 3.43; no resending of lock and unlock scripts
-// from 3.43. In every profile: 64 command connections with one command in flight each, waiters
+// sentinel or cluster master with replicas from 3.21 (redisson_sync.go: INFO REPLICATION before
+// each in 3.23, cached from 3.27; a call no replica acknowledged undone and retried, or in 3.43
+// failed at once); no resending of lock and unlock scripts sent alone from 3.43. In every profile: 64 command connections with one command in flight each, waiters
 // that share one subscription per lock per client (subscribing when the first waits and
 // unsubscribing when the last leaves, retrying on each unlock message or after the lock's
 // PTTL), Redisson's pub/sub limits (5 channels per connection, 50 connections, subscribes and
@@ -154,7 +155,7 @@ func openRedisson(ctx context.Context, cfg Config, driver string, kinds Kind, wa
 		retries = -1
 	}
 	pool := orDefault(tune.conns, RedissonCommandConnections)
-	rdb, err := openGoRedisPool(ctx, cfg, t, retries, pool)
+	rdb, err := openGoRedisTimeout(ctx, cfg, t, retries, pool, RedissonTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", driver, err)
 	}
@@ -256,14 +257,7 @@ func (l *redissonLocker) Settings() map[string]string {
 			unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of another request's latch: latches stay until their PX"
 		}
 	}
-	wait := "none"
-	if p.syncedWait {
-		wait = "lock, unlock and renewal scripts in a batch with WAIT <replicas> " + strconv.Itoa(redissonSyncTimeout) + " on a sentinel or cluster master with replicas (syncedEval)"
-	}
-	retries := "3 (retryAttempts) for every command"
-	if p.noScriptRetry {
-		retries = "0 for lock and unlock scripts"
-	}
+	wait, retries := p.syncSettings() // redisson_sync.go
 	lim := l.subs.limits
 	s := map[string]string{
 		"library":        "lockbench Redisson lock emulation",
@@ -274,14 +268,14 @@ func (l *redissonLocker) Settings() map[string]string {
 		"client":         "go-redis " + redis.Version(),
 		"topology":       l.topology,
 		"pool_size":      strconv.Itoa(l.pool) + " command connections, one command in flight each",
-		"reply_timeout":  goRedisReplyTimeout(),
+		"reply_timeout":  RedissonTimeout.String() + " (Redisson's timeout; go-redis ReadTimeout and WriteTimeout), " + (RedissonTimeout + redissonSyncTimeout*time.Millisecond).String() + " for a batch with WAIT",
 		"lease":          lease,
 		"scripts":        scripts,
 		"unlock":         unlock,
 		"replica_wait":   wait,
 		"script_retries": retries,
 		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; renewal batches grouped by hash tag rather than by slot",
+		"not_emulated":   "the Java client's CPU and memory; renewal batches grouped by hash tag rather than by slot",
 		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
 			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
 			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),
@@ -324,15 +318,31 @@ func (l *redissonLocker) Close() error {
 // unlockCall runs an unlock script (sc, or latched, its 3.24+ form, when the profile has the
 // unlock latch) for lock name: the latch is one more key and PX one more argument, and after the
 // reply the client DELs a latch without waiting for the DEL's reply.
+//
+// A shortfall of the replicas' acknowledgements runs the script again with the same request id
+// (RedissonBaseLock.unlockAsync: ServiceManager.execute; see retrySynced).
 func (l *redissonLocker) unlockCall(ctx context.Context, name string, sc, latched *redissonScript, keys []string, args ...any) *redis.Cmd {
+	return l.unlockSend(ctx, true, name, sc, latched, keys, args...)
+}
+
+// unlockSend is unlockCall, with retry false the once-only unlockInnerAsync that undoes a lock
+// call whose replicas did not acknowledge (handleNoSync; see lockSynced).
+func (l *redissonLocker) unlockSend(ctx context.Context, retry bool, name string, sc, latched *redissonScript, keys []string, args ...any) *redis.Cmd {
 	p := l.profile
+	eval := func(sc *redissonScript, keys []string, args []any) *redis.Cmd {
+		call := func() *redis.Cmd { return l.tr.eval(ctx, true, sc, keys, args...) }
+		if !retry {
+			return call()
+		}
+		return l.retrySynced(ctx, call)
+	}
 	if !p.unlockLatch {
-		return l.tr.eval(ctx, true, sc, keys, args...)
+		return eval(sc, keys, args)
 	}
 	id := redissonRequestID()
 	keys = append(keys[:len(keys):len(keys)], redissonUnlockLatchName(name, id))
 	args = append(args, msString(p.latchPX))
-	cmd := l.tr.eval(ctx, true, latched, keys, args...)
+	cmd := eval(latched, keys, args)
 	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return cmd // Redisson's DEL follows a reply only (thenApply)
 	}
@@ -373,7 +383,12 @@ func (w *redissonWorker) Lock(ctx context.Context, name string) error {
 func (w *redissonWorker) try(ctx context.Context, name, leaseArg string, watchdog bool) (time.Duration, bool, error) {
 	l := w.l
 	l.attempts.Add(1)
-	pttl, err := l.tr.eval(detach(ctx), true, rsLock, []string{name}, leaseArg, w.field).Int64()
+	pttl, err := l.lockSynced(ctx, func() *redis.Cmd {
+		return l.tr.eval(detach(ctx), true, rsLock, []string{name}, leaseArg, w.field)
+	}, func() {
+		l.unlockSend(detach(ctx), false, name, rsUnlock, rsUnlockLatched, []string{name, redissonChannelName(name)},
+			redissonUnlockMessage, l.leaseArg, w.field, l.publish)
+	}).Int64()
 	if err == nil {
 		l.failed.Add(1)
 	}

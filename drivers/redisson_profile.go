@@ -33,25 +33,56 @@ type redissonProfile struct {
 	// script (LockRenewalScheduler, 3.44+); before, one timer and one script per held lock.
 	batchedRenewals bool
 	// syncedWait: on a sentinel or cluster master with replicas, lock, unlock and renewal
-	// scripts go out in a batch followed by WAIT <replicas> 1000 (syncedEval, 3.43+).
+	// scripts go out in a batch followed by WAIT <replicas> 1000 (syncedEval, 3.21.0+:
+	// RedissonLock, RedissonBaseLock, CommandAsyncService).
 	syncedWait bool
 	// noScriptRetry: lock and unlock scripts are never sent again after a network failure or
 	// timeout (3.43+); before, Redisson's retryAttempts (3) applied to them like to any command.
+	// Only when sent alone (a single server): syncedEval's batch with WAIT ignores the flag and
+	// is retried (redisson_sync.go).
 	noScriptRetry bool
 	// fairRetryNonNegative: the fair lock script tells a waiter already queued to retry after
 	// max(0, the lock's PTTL), and a negative TTL means retrying at once (3.32+); before, the
 	// script answered the time left of the waiter ahead, and a negative one meant waiting for a
 	// message only.
 	fairRetryNonNegative bool
+
+	// The fields below are the synced path's (issue 39, redisson_sync.go): how syncedEval finds
+	// a master's replicas, what it waits with, and what a WAIT shortfall does. Their zero values
+	// are the newest behaviour read (3.52.0 and 4.7.0), except waitAOF, whose zero value is the
+	// plain WAIT of 4.x.
+
+	// syncDiscovery is how syncedEval learns a master's connected replicas before a lock,
+	// unlock or renewal script (CommandAsyncService.syncedEval).
+	syncDiscovery redissonSyncDiscovery
+	// waitAOF: when the master's INFO says aof_enabled:1, the batch ends with WAITAOF 1
+	// <replicas> 1000 instead of WAIT <replicas> 1000 (3.52.0,
+	// CommandAsyncService.createCommandBatchService(int, boolean, long)). 4.7.0 reads
+	// aof_enabled too but syncs lock scripts (SyncMode.WAIT) with a plain WAIT: zero value.
+	waitAOF bool
+	// noSyncUnhandled: a WAIT shortfall fails the call at once, with no undo and no retry
+	// (3.24.0 to 3.43.0 at least: syncedEval's exception message grew a hint, "None of slaves
+	// were synced. Try to increase slavesSyncTimeout…", and no longer equals the "None of slaves
+	// were synced" that CommandAsyncService.handleNoSync and ServiceManager.execute compare it
+	// with). Zero value: undone and retried (3.21.0–3.23.x by the message, 3.52+ by
+	// NoSyncedSlavesException).
+	noSyncUnhandled bool
+	// legacyRetry: Redisson's retryAttempts is 3 and its retryInterval a constant 1500 ms
+	// (BaseConfig at 3.23.0 and 3.43.0). Zero value: retryAttempts 4 and retryDelay
+	// EqualJitterDelay(1 s, 2 s), a delay of 1 to 2 s (BaseConfig at 3.52.0 and 4.7.0).
+	legacyRetry bool
 }
 
 // The Redisson releases the driver reproduces; the default is the newest.
 var redissonProfiles = []redissonProfile{
-	{version: "3.23", latchPX: 0},
+	{version: "3.23", latchPX: 0,
+		syncedWait: true, syncDiscovery: redissonInfoEveryCall, legacyRetry: true},
 	{version: "3.43", unlockLatch: true, latchPX: 13500 * time.Millisecond, syncedWait: true,
-		noScriptRetry: true, fairRetryNonNegative: true},
+		noScriptRetry: true, fairRetryNonNegative: true,
+		syncDiscovery: redissonInfoCached, noSyncUnhandled: true, legacyRetry: true},
 	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 20 * time.Second, evalsha: true,
-		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true},
+		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
+		waitAOF: true},
 }
 
 // RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told

@@ -252,9 +252,15 @@ func actorDialer(mu *sync.Mutex, owners map[string]string, actor string) func(co
 // recordTrace runs one case against a private server and returns its normalised trace.
 func recordTrace(t *testing.T, version string, c traceCase, contended bool) string {
 	cfg := single(t)
+	return recordTraceOn(t, cfg, cfg.Addrs[0], version, c, contended)
+}
+
+// recordTraceOn runs one case on the deployment cfg with MONITOR on the server at addr (the
+// master of the case's keys) and returns its normalised trace.
+func recordTraceOn(t *testing.T, cfg drivers.Config, addr, version string, c traceCase, contended bool) string {
 	cfg.Needs = c.needs
 	cfg.Concurrency = 1
-	rdb := inspect(t, cfg.Addrs[0])
+	rdb := inspect(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d, err := drivers.Parse(c.driver + ":version=" + version)
@@ -276,7 +282,7 @@ func recordTrace(t *testing.T, version string, c traceCase, contended bool) stri
 	defer la.Close()
 	defer lb.Close()
 	a, b := la.NewWorker(), lb.NewWorker()
-	mon := startMonitor(t, cfg.Addrs[0])
+	mon := startMonitor(t, addr)
 	actorOf := func(l monitorLine) string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -341,7 +347,8 @@ var (
 
 // normaliseTrace turns MONITOR lines into the trace format: one block per actor, a script's calls
 // indented under it, client UUIDs as <A>/<B>, request ids as <req1>, <req2>… in order of
-// appearance, times as <now>. Connection set-up (HELLO, CLIENT, PING, INFO) is left out; the
+// appearance, times as <now>. Connection set-up and topology discovery (HELLO, CLIENT, PING,
+// CLUSTER, ROLE, INFO but syncedEval's INFO REPLICATION and INFO ALL) are left out; the
 // unlock latches' DELs and the unsubscribes, which the client does not wait for, go at the end
 // of their actor's block, as their place among its other commands is a race.
 func normaliseTrace(lines []monitorLine, actorOf func(monitorLine) string) string {
@@ -360,8 +367,12 @@ func normaliseTrace(lines []monitorLine, actorOf func(monitorLine) string) strin
 			continue // the test's own commands
 		}
 		switch cmd {
-		case "hello", "client", "ping", "info", "select", "readonly":
-			continue
+		case "hello", "client", "ping", "select", "readonly", "cluster", "role", "command":
+			continue // connection set-up and topology discovery
+		case "info":
+			if len(l.args) < 2 || !slices.Contains([]string{"replication", "all"}, strings.ToLower(l.args[1])) {
+				continue // set-up (the server's version); syncedEval's INFO REPLICATION or ALL stays
+			}
 		}
 		args := make([]string, len(l.args))
 		for i, a := range l.args {
@@ -454,8 +465,10 @@ func parseCommandstats(info string) map[string]int64 {
 }
 
 // TestRedissonSyncedWait checks on a native sentinel (a master with 2 replicas) and a native
-// cluster (3 masters with a replica each) that the 3.43 and 3.52 profiles send a WAIT with every
-// lock and unlock script (syncedEval) and 3.23 none.
+// cluster (3 masters with a replica each) that every profile sends a WAIT with every lock and
+// unlock script (syncedEval, since 3.21.0), that 3.23 reads INFO REPLICATION before each of them
+// (CommandAsyncService.syncedEval at 3.23.0), and that 3.43 and 3.52 probe WAIT once per client
+// and read each master's INFO once (the replica count cached per MasterSlaveEntry from 3.27.0).
 func TestRedissonSyncedWait(t *testing.T) {
 	t.Parallel() // its own deployments, mostly waited for
 	t.Run("sentinel", func(t *testing.T) {
@@ -469,7 +482,7 @@ func TestRedissonSyncedWait(t *testing.T) {
 		}
 		rdb := inspect(t, master)
 		cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(), Concurrency: 1}
-		syncedWaits(t, cfg, func() map[string]int64 { return commandCalls(t, rdb) })
+		syncedWaits(t, cfg, 1, func() map[string]int64 { return commandCalls(t, rdb) })
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
@@ -477,7 +490,7 @@ func TestRedissonSyncedWait(t *testing.T) {
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 		defer rdb.Close()
 		cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Concurrency: 1}
-		syncedWaits(t, cfg, func() map[string]int64 {
+		syncedWaits(t, cfg, 3, func() map[string]int64 {
 			var mu sync.Mutex
 			sum := map[string]int64{}
 			err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
@@ -501,16 +514,17 @@ func TestRedissonSyncedWait(t *testing.T) {
 	})
 }
 
-// syncedWaits runs 20 locks and unlocks per profile on cfg and checks the WAITs that stats (the
-// masters' commandstats) count.
-func syncedWaits(t *testing.T, cfg drivers.Config, stats func() map[string]int64) {
+// syncedWaits runs 20 locks and unlocks per profile on cfg and checks the WAITs and INFOs that
+// stats (the masters' commandstats; each call of it runs one INFO on each of masters) count.
+func syncedWaits(t *testing.T, cfg drivers.Config, masters int64, stats func() map[string]int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const n = 20
 	for _, c := range []struct {
 		version string
-		waits   int64 // per lock or unlock script
-	}{{"3.23", 0}, {"3.43", 1}, {"3.52", 1}} {
+		probes  int64 // WAIT 0 0 once per client
+		cached  bool  // INFO once per master, not per script
+	}{{"3.23", 0, false}, {"3.43", 1, true}, {"3.52", 1, true}} {
 		d, err := drivers.Parse("redisson:version=" + c.version)
 		if err != nil {
 			t.Fatal(err)
@@ -526,11 +540,18 @@ func syncedWaits(t *testing.T, cfg drivers.Config, stats func() map[string]int64
 		after := stats()
 		scripts := after["eval"] + after["evalsha"] - before["eval"] - before["evalsha"]
 		waits := after["wait"] - before["wait"]
-		if scripts < 2*n {
+		infos := after["info"] - before["info"] - masters // the INFO commandstats of before
+		if scripts != 2*n {
 			t.Fatalf("%s: %d scripts for %d locks and unlocks", c.version, scripts, 2*n)
 		}
-		if waits != c.waits*scripts {
-			t.Errorf("%s: %d WAITs for %d lock and unlock scripts, want %d each", c.version, waits, scripts, c.waits)
+		if waits != scripts+c.probes {
+			t.Errorf("%s: %d WAITs for %d lock and unlock scripts, want one each and %d probe", c.version, waits, scripts, c.probes)
+		}
+		switch {
+		case !c.cached && infos != scripts:
+			t.Errorf("%s: %d INFOs for %d scripts, want one before each", c.version, infos, scripts)
+		case c.cached && (infos < 1 || infos > masters):
+			t.Errorf("%s: %d INFOs for %d scripts, want one per master used (at most %d)", c.version, infos, scripts, masters)
 		}
 	}
 }

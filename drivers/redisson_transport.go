@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strconv"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -23,46 +23,42 @@ func newRedissonScript(body string) *redissonScript {
 }
 
 // redissonTransport sends the driver's scripts the way the profile's Redisson does: EVAL with
-// the body, or EVALSHA with a SCRIPT LOAD after NOSCRIPT; on a sentinel or cluster master with
-// replicas, in a batch with WAIT (syncedEval). It is safe for concurrent use.
+// the body, or EVALSHA with a SCRIPT LOAD after NOSCRIPT; lock, unlock and renewal scripts on a
+// sentinel or cluster master through syncedEval (redisson_sync.go). It is safe for concurrent
+// use.
 type redissonTransport struct {
 	rdb      redis.UniversalClient
 	topology string
 	profile  redissonProfile
 
-	mu       sync.Mutex
-	replicas map[string]int // connected replicas per master address, read once per master
+	mu sync.Mutex
+	// probed, waitKnown and waitAOFKnown are the answer to the first synced call's probe
+	// (3.27+): whether the server knows WAIT and WAITAOF.
+	probed, waitKnown, waitAOFKnown bool
+	masters                         map[string]redissonMasterSync // per master address (3.27+)
+	loaded                          map[string]bool               // "<master> <sha>" loaded before a batch (3.52)
+	timeouts                        map[redissonTimeoutKey]*redis.Client
 }
 
 // eval runs sc on keys[0]'s master. synced says whether it is a lock, unlock or renewal call,
-// which syncedEval sends with WAIT.
+// which Redisson sends through syncedEval on a sentinel or cluster (from 3.21.0: RedissonLock,
+// RedissonBaseLock). On a single server syncedEval sends the script alone (3.23.0: the config
+// uses no replicas, so no INFO and a batch without WAIT; 3.27.0+: isSingleConfig).
 func (t *redissonTransport) eval(ctx context.Context, synced bool, sc *redissonScript, keys []string, args ...any) *redis.Cmd {
-	n := 0
-	if synced && t.profile.syncedWait {
-		n = t.replicaCount(ctx, keys[0])
+	if synced && t.profile.syncedWait && t.topology != topoSingle {
+		return t.syncedEval(ctx, sc, keys, args)
 	}
-	if n == 0 {
-		cmd := t.send(ctx, t.rdb, sc, keys, args)
-		if t.profile.evalsha && isNoScript(cmd.Err()) {
-			if err := t.rdb.ScriptLoad(ctx, sc.body).Err(); err != nil {
-				return cmd
-			}
-			cmd = t.send(ctx, t.rdb, sc, keys, args)
-		}
-		return cmd
-	}
-	node, err := t.master(ctx, keys[0])
-	if err != nil {
-		cmd := redis.NewCmd(ctx)
-		cmd.SetErr(err)
-		return cmd
-	}
-	cmd := t.sendSynced(ctx, node, sc, keys, args, n)
+	return t.plain(ctx, sc, keys, args)
+}
+
+// plain is one EVAL, or EVALSHA with SCRIPT LOAD and EVALSHA again after NOSCRIPT.
+func (t *redissonTransport) plain(ctx context.Context, sc *redissonScript, keys []string, args []any) *redis.Cmd {
+	cmd := t.send(ctx, t.rdb, sc, keys, args)
 	if t.profile.evalsha && isNoScript(cmd.Err()) {
-		if err := node.ScriptLoad(ctx, sc.body).Err(); err != nil {
+		if err := t.rdb.ScriptLoad(ctx, sc.body).Err(); err != nil {
 			return cmd
 		}
-		cmd = t.sendSynced(ctx, node, sc, keys, args, n)
+		cmd = t.send(ctx, t.rdb, sc, keys, args)
 	}
 	return cmd
 }
@@ -75,62 +71,22 @@ func (t *redissonTransport) send(ctx context.Context, c redis.Scripter, sc *redi
 	return c.Eval(ctx, sc.body, keys, args...)
 }
 
-// sendSynced sends the script and WAIT n in one batch on the master, as Redisson's
-// CommandBatchService with syncSlaves does. The WAIT reply is not looked at: Redisson 3.43 only
-// logs a master whose replicas did not all acknowledge in time.
-func (t *redissonTransport) sendSynced(ctx context.Context, node redis.Cmdable, sc *redissonScript, keys []string, args []any, n int) *redis.Cmd {
-	pipe := node.Pipeline()
-	var cmd *redis.Cmd
-	if t.profile.evalsha {
-		cmd = pipe.EvalSha(ctx, sc.sha, keys, args...)
-	} else {
-		cmd = pipe.Eval(ctx, sc.body, keys, args...)
-	}
-	pipe.Do(ctx, "wait", n, redissonSyncTimeout)
-	_, _ = pipe.Exec(ctx) // the script's own error is in cmd
-	return cmd
-}
-
-// master returns the client of key's master: the client itself unless on a cluster.
-func (t *redissonTransport) master(ctx context.Context, key string) (redis.Cmdable, error) {
+// masterClient returns the client of key's master and its address: the slot's master on a
+// cluster; on a sentinel the client itself and "" (it follows whichever master the sentinels
+// name, one cache entry).
+func (t *redissonTransport) masterClient(ctx context.Context, key string) (*redis.Client, string, error) {
 	if cc, ok := t.rdb.(*redis.ClusterClient); ok {
-		return cc.MasterForKey(ctx, key)
+		c, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Options().Addr, nil
 	}
-	return t.rdb, nil
-}
-
-// replicaCount is how many replicas key's master has (0 on a single server, where Redisson
-// never waits: syncedEval applies to sentinel and cluster configurations).
-func (t *redissonTransport) replicaCount(ctx context.Context, key string) int {
-	if t.topology == topoSingle {
-		return 0
+	c, ok := t.rdb.(*redis.Client)
+	if !ok {
+		return nil, "", fmt.Errorf("redisson: no master client for a %T", t.rdb)
 	}
-	node, err := t.master(ctx, key)
-	if err != nil {
-		return 0
-	}
-	addr := ""
-	if c, ok := node.(*redis.Client); ok {
-		addr = c.Options().Addr
-	}
-	t.mu.Lock()
-	n, ok := t.replicas[addr]
-	t.mu.Unlock()
-	if ok {
-		return n
-	}
-	info, err := node.Info(ctx, "replication").Result()
-	if err != nil {
-		return 0
-	}
-	n, _ = strconv.Atoi(infoField(info, "connected_slaves"))
-	t.mu.Lock()
-	if t.replicas == nil {
-		t.replicas = map[string]int{}
-	}
-	t.replicas[addr] = n
-	t.mu.Unlock()
-	return n
+	return c, "", nil // a failover client's Addr is a placeholder; it follows one master
 }
 
 // isNoScript reports whether err is Redis's NOSCRIPT reply.
