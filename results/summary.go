@@ -55,6 +55,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	writeOpenLoop(&buf, runs)
 	writeWaiting(&buf, runs)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
+	writeFloor(&buf, groups, label)
 	writeNodes(&buf, groups, label)
 	writeCapacity(&buf, groups, repeated)
 	_, err := w.Write(buf.Bytes())
@@ -136,6 +137,34 @@ func writeRatios(buf *bytes.Buffer, ratios []Ratio, label func(*Group) string, r
 		}
 		buf.WriteString("\n")
 		sep = ""
+	}
+}
+
+// FloorDriver is the name of the reference driver (drivers.FloorDriver: SET NX PX + DEL) whose
+// Redis CPU per acquisition the summary sets the others' against, on the same case.
+const FloorDriver = "floor"
+
+// writeFloor states each driver's Redis CPU per acquisition as a multiple of the floor's
+// measured in the same invocation on the same case, when the floor ran and both were measured:
+// what a lock costs Redis beyond the cheapest acquisition it can serve.
+func writeFloor(buf *bytes.Buffer, groups []Group, label func(*Group) string) {
+	sep := "\n"
+	for i := range groups {
+		f := &groups[i]
+		if f.Driver() != FloorDriver || f.ServerCPUPerAcquisitionUS <= 0 {
+			continue
+		}
+		for j := range groups {
+			g := &groups[j]
+			if g.Driver() == FloorDriver || g.ServerCPUPerAcquisitionUS <= 0 || g.Case().String() != f.Case().String() {
+				continue
+			}
+			if sep != "" {
+				fmt.Fprintf(buf, "%sRedis CPU per acquisition against the floor (SET NX PX + DEL, %s, same run):\n", sep, cpuTime(f.ServerCPUPerAcquisitionUS))
+				sep = ""
+			}
+			fmt.Fprintf(buf, "  %s: %.2fx the floor (%s)\n", label(g), g.ServerCPUPerAcquisitionUS/f.ServerCPUPerAcquisitionUS, cpuTime(g.ServerCPUPerAcquisitionUS))
+		}
 	}
 }
 

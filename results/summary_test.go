@@ -205,3 +205,28 @@ func TestWriteSummaryWaiting(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryStatesTheFloor checks the line that sets each driver's Redis CPU per acquisition
+// against the floor driver's of the same run: there when the floor ran, absent when it did not.
+func TestSummaryStatesTheFloor(t *testing.T) {
+	run := func(driver string, redisUS float64) Run {
+		return Run{Driver: driver, Workload: "contention", Topology: "single", Concurrency: 64, Keys: 10000, Complete: true,
+			DurationS: 1, Acquisitions: 1000, ThroughputPerS: 1000, ServerCPUPerAcquisitionUS: redisUS}
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, []Run{run("lockcore", 6), run("floor", 4), run("naive", 12)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Redis CPU per acquisition against the floor (SET NX PX + DEL, 4.0µs, same run):", "lockcore: 1.50x the floor (6.0µs)", "naive: 3.00x the floor (12µs)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	if err := WriteSummary(&buf, []Run{run("lockcore", 6), run("naive", 12)}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "the floor") {
+		t.Errorf("a summary without the floor mentions it:\n%s", buf.String())
+	}
+}
