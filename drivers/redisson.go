@@ -237,8 +237,9 @@ func (l *redissonLocker) Settings() map[string]string {
 	if l.watchdog {
 		lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer and one script per held lock"
 		if p.batchedRenewals {
-			lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer per client, up to " +
-				strconv.Itoa(redissonRenewBatch) + " locks per script"
+			lease = l.lease.String() + " renewed by one timer for locks and one for read locks, each re-armed " + (l.lease / 3).String() +
+				" after its run ends; a run sends up to " + strconv.Itoa(redissonRenewBatch) +
+				" locks per script, one script after another (per slot on a cluster); a failed script keeps the locks for the next run"
 		}
 	}
 	pubsub := "SUBSCRIBE/PUBLISH"
@@ -281,7 +282,7 @@ func (l *redissonLocker) Settings() map[string]string {
 		"replica_wait":   wait,
 		"script_retries": retries,
 		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; renewal batches grouped by hash tag rather than by slot",
+		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; a second renewal timer Redisson 3.44+ leaves running when the last lock is released and another taken before the timer fires",
 		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
 			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
 			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),

@@ -43,6 +43,14 @@ type redissonProfile struct {
 	// script answered the time left of the waiter ahead, and a negative one meant waiting for a
 	// message only.
 	fairRetryNonNegative bool
+
+	// The fields below are issue 39's renewals, multilock, pub/sub, latch and 4.x items (see
+	// docs/drivers.md); each names the Redisson class and tag it was read from.
+
+	// readRenewOwners: a batched read-lock renewal asks about every owner of this client holding
+	// the lock, with the owner's own timeout keys (ReadLockTask, redisson-4.4.0+); before, about
+	// the first owner only, with the 3.x script's shadowed key index (redisson-3.52.0).
+	readRenewOwners bool
 }
 
 // The Redisson releases the driver reproduces; the default is the newest.
@@ -52,6 +60,11 @@ var redissonProfiles = []redissonProfile{
 		noScriptRetry: true, fairRetryNonNegative: true},
 	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 20 * time.Second, evalsha: true,
 		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true},
+	// 4.7: 3.52 plus the 4.x changes read at redisson-4.0.0 … redisson-4.7.0 (fields below
+	// readRenewOwners); WAIT rather than WAITAOF for locks is the zero value of the other fields.
+	{version: "4.7", unlockLatch: true, latchPX: 20 * time.Second, evalsha: true,
+		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
+		readRenewOwners: true},
 }
 
 // RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told
