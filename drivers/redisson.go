@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -252,9 +253,13 @@ func (l *redissonLocker) Settings() map[string]string {
 	}
 	unlock := "one script"
 	if p.unlockLatch {
-		unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of the latch"
+		px := p.latchPX.String()
+		if p.latchJitter {
+			px = "random " + px + "–" + (p.latchPX + 4*time.Second).String()
+		}
+		unlock = "script with a latch key (GET, SET … PX " + px + ") then DEL of the latch"
 		if p.latchDelOther {
-			unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of another request's latch: latches stay until their PX"
+			unlock = "script with a latch key (GET, SET … PX " + px + ") then DEL of the latch named by the client id, not the request's: latches stay until their PX"
 		}
 	}
 	wait := "none"
@@ -332,13 +337,18 @@ func (l *redissonLocker) unlockCall(ctx context.Context, name string, sc, latche
 	}
 	id := redissonRequestID()
 	keys = append(keys[:len(keys):len(keys)], redissonUnlockLatchName(name, id))
-	args = append(args, msString(p.latchPX))
+	px := p.latchPX
+	if p.latchJitter {
+		// (3000 + 1000 + [0, 1000]) × 4 ms: EqualJitterDelay's half plus a random half.
+		px += 4 * time.Duration(mrand.Int64N(1001)) * time.Millisecond
+	}
+	args = append(args, msString(px))
 	cmd := l.tr.eval(ctx, true, latched, keys, args...)
 	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return cmd // Redisson's DEL follows a reply only (thenApply)
 	}
 	if p.latchDelOther {
-		id = redissonRequestID()
+		id = l.id // 3.52: RedissonBaseLock's field id, the client's UUID
 	}
 	l.latchDels.Add(1)
 	go func() {

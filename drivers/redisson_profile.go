@@ -21,10 +21,13 @@ type redissonProfile struct {
 	// return, and the client DELs it after the reply (3.24+), so that an unlock sent again after
 	// a lost reply returns the first outcome.
 	unlockLatch bool
-	// latchDelOther: the client's DEL after an unlock names another request id than the script's
-	// latch (3.52), so the latch keys stay until their PX runs out.
+	// latchDelOther: the client's DEL after an unlock names the latch of the client's id (its
+	// UUID), not the script's request id: RedissonBaseLock.unlockInnerAsync at redisson-3.52.0
+	// (and 4.0.0–4.2.0) passes its field id to getUnlockLatchName, so the latch keys stay until
+	// their PX runs out; 4.3.0 DELs the request's latch ("String id = requestId").
 	latchDelOther bool
-	// latchPX is the latch's PX: (timeout + retry interval) × retry attempts of the defaults.
+	// latchPX is the latch's PX: (timeout + retry interval) × retry attempts of the defaults; with
+	// latchJitter, its least.
 	latchPX time.Duration
 	// evalsha: scripts go out as EVALSHA, loaded with SCRIPT LOAD after a NOSCRIPT
 	// (useScriptCache true by default since 3.46).
@@ -51,20 +54,43 @@ type redissonProfile struct {
 	// the lock, with the owner's own timeout keys (ReadLockTask, redisson-4.4.0+); before, about
 	// the first owner only, with the 3.x script's shadowed key index (redisson-3.52.0).
 	readRenewOwners bool
+	// latchJitter: the latch PX is (timeout + retryDelay.calcDelay(retryAttempts)) × retryAttempts
+	// with the EqualJitterDelay(1 s, 2 s) default, a random 16 000–20 000 ms per unlock
+	// (RedissonBaseLock.unlockInnerAsync, config.EqualJitterDelay at redisson-3.52.0 and 4.7.0).
+	latchJitter bool
+	// fairLastGuard: the fair lock script queues a new waiter behind the last one only when the
+	// last still has a deadline (zscore(last) ~= false), else after the lock's PTTL
+	// (RedissonFairLock.tryLockInnerAsync at redisson-3.52.0, not 3.43.0).
+	fairLastGuard bool
+	// fairLeaveSynced: a waiter that gives up leaves the fair queue through syncedEval, with WAIT
+	// on replicated masters (RedissonFairLock.acquireFailedAsync: evalWriteSyncedNoRetryAsync at
+	// redisson-3.43.0/3.52.0; plain evalWriteAsync at 3.23.0).
+	fairLeaveSynced bool
+	// fairLeaveRetry: that leave is sent again after a failure, retryAttempts times
+	// (syncedEvalWithRetry, redisson-4.0.0+).
+	fairLeaveRetry bool
+	// tryLockTimeoutFalse: a response timeout of a lock script in tryLock's wait loop ends the
+	// tryLock with false (logged) rather than an error (RedissonLock.tryLock, redisson-4.7.0).
+	tryLockTimeoutFalse bool
+	// multiUnlockParallel: RedissonMultiLock.unlock sends every lock's unlock, then waits for all
+	// (redisson-3.23.x); from 3.27.2 one after another.
+	multiUnlockParallel bool
 }
 
 // The Redisson releases the driver reproduces; the default is the newest.
 var redissonProfiles = []redissonProfile{
-	{version: "3.23", latchPX: 0},
+	{version: "3.23", latchPX: 0, multiUnlockParallel: true},
 	{version: "3.43", unlockLatch: true, latchPX: 13500 * time.Millisecond, syncedWait: true,
-		noScriptRetry: true, fairRetryNonNegative: true},
-	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 20 * time.Second, evalsha: true,
-		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true},
+		noScriptRetry: true, fairRetryNonNegative: true, fairLeaveSynced: true},
+	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 16 * time.Second, evalsha: true,
+		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
+		latchJitter: true, fairLastGuard: true, fairLeaveSynced: true},
 	// 4.7: 3.52 plus the 4.x changes read at redisson-4.0.0 … redisson-4.7.0 (fields below
 	// readRenewOwners); WAIT rather than WAITAOF for locks is the zero value of the other fields.
-	{version: "4.7", unlockLatch: true, latchPX: 20 * time.Second, evalsha: true,
+	{version: "4.7", unlockLatch: true, latchPX: 16 * time.Second, evalsha: true,
 		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
-		readRenewOwners: true},
+		readRenewOwners: true, latchJitter: true, fairLastGuard: true, fairLeaveSynced: true,
+		fairLeaveRetry: true, tryLockTimeoutFalse: true},
 }
 
 // RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told
