@@ -308,9 +308,13 @@ func (l *redissonLocker) Settings() map[string]string {
 		s["protocol"] = "Redisson " + p.version + " RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
 		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes the waiters blocked at that moment"
 	}
+	multiRelease := "released one lock after another, stopping at the first failure (3.27.2+)"
+	if p.multiUnlockParallel {
+		multiRelease = "released all at once, then each reply awaited (before 3.27.2)"
+	}
 	if l.multi {
 		s["multi_lock"] = "RedissonMultiLock over RLocks: names sorted, one script per lock (no CROSSSLOT); rounds of locks×" +
-			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure; released one lock after another"
+			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure; " + multiRelease
 	}
 	return s
 }
