@@ -80,8 +80,17 @@ func (w *redissonWorker) tryMulti(ctx context.Context, names []string, wait, lea
 			return w.try(ctx, name, leaseArg, watchdog)
 		})
 		if err != nil {
-			w.unlockAll(ctx, names[:held])
-			return false, fmt.Errorf("redisson: multilock %v: %w", names, err)
+			if ctx.Err() != nil || errors.Is(err, errRedissonClosed) {
+				w.unlockAll(ctx, names[:held])
+				return false, fmt.Errorf("redisson: multilock %v: %w", names, err)
+			}
+			// RedissonMultiLock.tryLock takes any exception of a lock's tryLock as "not
+			// acquired", and after a response timeout also unlocks that lock, which the
+			// unanswered script may have taken (read at redisson-3.23.5, 3.52.0 and 4.7.0).
+			if isReplyTimeout(err) {
+				_ = w.unlockAll(ctx, []string{name})
+			}
+			ok = false
 		}
 		if ok {
 			held++

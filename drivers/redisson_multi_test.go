@@ -232,3 +232,42 @@ func TestRedissonMultiUnlock(t *testing.T) {
 		})
 	}
 }
+
+// TestRedissonMultiLockError checks that a lock script failing inside a multi-lock round is "not
+// acquired", not an error: RedissonMultiLock.tryLock catches a lock's exception and starts the
+// round again, so LockMulti takes the locks once the fault is gone.
+func TestRedissonMultiLockError(t *testing.T) {
+	cfg := single(t)
+	cfg.Needs = drivers.KindMulti
+	l := openWith(t, "redisson", cfg)
+	w := l.NewWorker().(drivers.MultiWorker)
+	rdb := inspect(t, cfg.Addrs[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	must(t, rdb.Set(ctx, "me:b", "not a lock", 0).Err()) // the lock script fails with WRONGTYPE
+	mon := startMonitor(t, cfg.Addrs[0])
+	done := make(chan error, 1)
+	go func() { done <- w.LockMulti(ctx, []string{"me:a", "me:b"}) }()
+	mon.waitFor(t, "three attempts on me:b", func(lines []monitorLine) bool {
+		n := 0
+		for _, l := range lines {
+			if l.client == "lua" && len(l.args) > 1 && strings.EqualFold(l.args[0], "exists") && l.args[1] == "me:b" {
+				n++
+			}
+		}
+		return n >= 3
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("LockMulti returned %v while me:b's script failed, want it to keep trying", err)
+	default:
+	}
+	must(t, rdb.Del(ctx, "me:b").Err())
+	must(t, <-done)
+	for _, n := range []string{"me:a", "me:b"} {
+		if rdb.Exists(ctx, n).Val() != 1 {
+			t.Errorf("%s not held after LockMulti", n)
+		}
+	}
+	must(t, w.UnlockMulti(ctx, []string{"me:a", "me:b"}))
+}
