@@ -39,8 +39,11 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 	if wait >= 0 && time.Until(deadline) <= 0 {
 		return false, nil
 	}
-	e, err := l.subs.subscribe(ctx, channel)
+	e, err := l.subs.subscribe(ctx, channel, deadline)
 	if err != nil {
+		if wait >= 0 && (errors.Is(err, errRedissonWaitOver) || errors.Is(err, ErrRedissonSubscribeTimeout)) {
+			return false, nil // tryLock logs a failed subscription and returns false
+		}
 		return false, err
 	}
 	defer l.subs.unsubscribe(e)
