@@ -15,7 +15,7 @@ import (
 // CommandAsyncService, LockRenewalScheduler); testdata/redisson-traces holds the command traces
 // that pin them.
 type redissonProfile struct {
-	// version is the Redisson release, "3.23", "3.43" or "3.52".
+	// version is the Redisson release, "3.23", "3.43", "3.52" or "4.7".
 	version string
 	// unlockLatch: the unlock scripts read a latch key first and set it with a PX before they
 	// return, and the client DELs it after the reply (3.24+), so that an unlock sent again after
@@ -94,8 +94,10 @@ var redissonProfiles = []redissonProfile{
 }
 
 // RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told
-// otherwise (the option version=…).
-const RedissonDefaultVersion = "3.52"
+// otherwise (the option version=…): 4.7, what a new Java project gets today — redisson-4.7.0
+// (2026-08-04) is the newest release tag, 3.52.0 (2025-09-25) the last of 3.x, and 4.x still
+// runs on Java 8 (maven.compiler.release 8), so nothing keeps a new project on 3.x.
+const RedissonDefaultVersion = "4.7"
 
 // Redisson's client settings that hold in every profile, with its defaults.
 const (
@@ -149,7 +151,7 @@ type redissonTuning struct {
 }
 
 var redissonOptions = []Option{
-	{"version", "Redisson release whose client behaviour to reproduce: 3.23, 3.43 or 3.52 (default " + RedissonDefaultVersion + ")"},
+	{"version", "Redisson release whose client behaviour to reproduce: 3.23, 3.43, 3.52 or 4.7 (default " + RedissonDefaultVersion + ")"},
 	{"pubsub_conns", "subscriptionConnectionPoolSize: pub/sub connections per master, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionConnections) + ")"},
 	{"channels_per_conn", "subscriptionsPerConnection: channels per pub/sub connection, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionsPerConnection) + ")"},
 	{"conns", "connectionPoolSize: command connections, one command in flight each, 1 to 10000 (default " + strconv.Itoa(RedissonCommandConnections) + ")"},
