@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 // allDrivers is every adapter this package must register.
-var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redisson-fair", "redisson-spin", "redsync", "rueidislock"}
+var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redisson-fair", "redisson-fenced", "redisson-spin", "redsync", "rueidislock"}
 
 func single(t testing.TB) drivers.Config {
 	t.Helper()

@@ -60,6 +60,10 @@ func traceCases() []traceCase {
 	unlockMulti := func(ctx context.Context, w drivers.Worker) error {
 		return w.(drivers.MultiWorker).UnlockMulti(ctx, multi)
 	}
+	lockFenced := func(ctx context.Context, w drivers.Worker) error {
+		_, err := w.(drivers.FencedWorker).LockFenced(ctx, k)
+		return err
+	}
 	lockK2 := func(ctx context.Context, w drivers.Worker) error { return w.Lock(ctx, "tr:k2") }
 	unlockK2 := func(ctx context.Context, w drivers.Worker) error { return w.Unlock(ctx, "tr:k2") }
 	return []traceCase{
@@ -70,6 +74,7 @@ func traceCases() []traceCase {
 		{"write", "redisson", drivers.KindRW, lock, unlock, rlock, runlock, 2},
 		{"multi", "redisson", drivers.KindMulti, lockMulti, unlockMulti, lockK2, unlockK2, 3},
 		{"spin", "redisson-spin", drivers.KindMutex, lock, unlock, lock, unlock, -1},
+		{"fenced", "redisson-fenced", drivers.KindFenced, lockFenced, unlock, lockFenced, unlock, 2},
 	}
 }
 
