@@ -31,13 +31,20 @@ var redissonFairLockLua52 = strings.Replace(redissonFairLockLua32,
 	"if last ~= false and last ~= ARGV[2] then",
 	"if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then", 1)
 
+// keepUndated turns a 3.23 fair script into its 3.43+ form, whose stale-waiter loop stops at a
+// head without a deadline and keeps it (`timeout ~= false and …`, read at redisson-3.43.0,
+// 3.52.0 and 4.7.0): such a waiter then blocks the queue until removed.
+func keepUndated(body string) string {
+	return strings.Replace(body, "  if due <= tonumber(ARGV[4]) then", "  if due ~= nil and due <= tonumber(ARGV[4]) then", 1)
+}
+
 // The fair lock's scripts as sent.
 var (
 	rsFairLock          = newRedissonScript(redissonFairLockLua)
-	rsFairLock32        = newRedissonScript(redissonFairLockLua32)
-	rsFairLock52        = newRedissonScript(redissonFairLockLua52)
+	rsFairLock32        = newRedissonScript(keepUndated(redissonFairLockLua32))
+	rsFairLock52        = newRedissonScript(keepUndated(redissonFairLockLua52))
 	rsFairUnlock        = newRedissonScript(redissonFairUnlockLua)
-	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(redissonFairUnlockLua))
+	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(keepUndated(redissonFairUnlockLua)))
 	rsFairLeave         = newRedissonScript(redissonFairLeaveLua)
 )
 
@@ -47,13 +54,15 @@ var (
 // (KEYS[2], redisson_lock_queue:{name}) and a sorted set of their deadlines in Unix ms (KEYS[3],
 // redisson_lock_timeout:{name}). Times are the client's wall clock, ARGV[4], as Redisson sends.
 
-// redissonFairDropStale removes waiters at the head of the queue whose deadline has passed.
+// redissonFairDropStale removes waiters at the head of the queue whose deadline has passed, as
+// RedissonFairLock 3.23 does: a head without a deadline fails the script (tonumber(false) is
+// nil, and nil <= a number is an error; read at redisson-3.23.0).
 const redissonFairDropStale = `
 while true do
   local head = redis.call('lindex', KEYS[2], 0)
   if head == false then break end
   local due = tonumber(redis.call('zscore', KEYS[3], head))
-  if due == nil or due <= tonumber(ARGV[4]) then
+  if due <= tonumber(ARGV[4]) then
     redis.call('zrem', KEYS[3], head)
     redis.call('lpop', KEYS[2])
   else

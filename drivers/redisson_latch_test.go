@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 )
@@ -71,6 +72,44 @@ func TestRedissonGoneLock(t *testing.T) {
 				if pttl := rdb.PTTL(ctx, latches[0]).Val(); pttl.Milliseconds() > 20000 || pttl <= 0 {
 					t.Errorf("%s: latch PTTL %v, want at most 20 s (a random 16–20 s PX)", name, pttl)
 				}
+			}
+		})
+	}
+}
+
+// TestRedissonFairUndatedHead checks the fair lock with a queued waiter that has no deadline (a
+// queue entry without its score), per profile: 3.23's stale-waiter loop fails on it
+// (RedissonFairLock at redisson-3.23.0), 3.43's keeps it and then fails computing the new
+// waiter's deadline from it (no zscore(last) guard), 3.52 and 4.7 keep it and queue the new
+// waiter behind it after the lock's PTTL (the guard), so the waiter waits until it gives up.
+func TestRedissonFairUndatedHead(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		queues  bool
+	}{{"3.23", false}, {"3.43", false}, {"3.52", true}, {"4.7", true}} {
+		t.Run(c.version, func(t *testing.T) {
+			cfg := single(t)
+			rdb := inspect(t, cfg.Addrs[0])
+			d, err := drivers.Parse("redisson-fair:version=" + c.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := openDriver(t, d, cfg).NewWorker()
+			bg := context.Background()
+			const name = "undated:k"
+			must(t, rdb.RPush(bg, "redisson_lock_queue:{"+name+"}", "ghost").Err())
+			ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+			defer cancel()
+			err = w.Lock(ctx, name)
+			if c.queues {
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Lock behind a waiter without a deadline = %v, want to wait until ctx ends", err)
+				}
+			} else if err == nil || errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Lock behind a waiter without a deadline = %v, want the script's error", err)
+			}
+			if q := rdb.LRange(bg, "redisson_lock_queue:{"+name+"}", 0, -1).Val(); len(q) != 1 || q[0] != "ghost" {
+				t.Errorf("queue %v after the waiter gave up, want [ghost]", q)
 			}
 		})
 	}
