@@ -5,8 +5,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/redis/go-redis/v9"
 )
@@ -160,4 +164,72 @@ func scriptFailures(t *testing.T, rdb *redis.Client) int64 {
 		}
 	}
 	return 0
+}
+
+// TestRedissonRenewalSlots checks that on a cluster the batched renewal goes slot by slot
+// (RenewalTask.renewSlots at redisson-3.52.0 and 4.7.0): 6 locks in one slot and 4 in another
+// are renewed by one script of 6 and one of 4 per run, never one of 10 or one per lock.
+func TestRedissonRenewalSlots(t *testing.T) {
+	c := redistest.NewCluster(t)
+	cfg := drivers.Config{Topology: compose.KindCluster, Addrs: c.Addrs(), Concurrency: 1}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var mons []*monitor
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		mons = append(mons, startMonitor(t, m.Options().Addr))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := drivers.Parse("redisson:version=4.7:watchdog=600ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := openDriver(t, d, cfg).NewWorker()
+	for i := range 6 {
+		must(t, w.Lock(ctx, "{ra}:"+strconv.Itoa(i)))
+	}
+	for i := range 4 {
+		must(t, w.Lock(ctx, "{rb}:"+strconv.Itoa(i)))
+	}
+	// Lock scripts have one key; scripts of more are renewals.
+	renewals := func() []int {
+		var n []int
+		for _, m := range mons {
+			for _, k := range renewalScripts(m.snapshot()) {
+				if k > 1 {
+					n = append(n, k)
+				}
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := renewals()
+		sixes, fours := 0, 0
+		for _, k := range got {
+			switch k {
+			case 6:
+				sixes++
+			case 4:
+				fours++
+			default:
+				t.Fatalf("a renewal script of %d keys (all %v), want one of 6 and one of 4 per run", k, got)
+			}
+		}
+		if sixes >= 3 && fours >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("renewal scripts %v in 20 s, want 3 runs", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
