@@ -68,7 +68,7 @@ redis.call('del', KEYS[1])
 redis.call(ARGV[4], KEYS[2], ARGV[1])
 return 1`
 
-// RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x
+// RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x or 4.x
 // client of one release (a profile: option version, default RedissonDefaultVersion) with
 // default settings does, without lockcore's optimisations. Per profile (redisson_profile.go):
 // EVAL with the body on every call, or EVALSHA from 3.46; the unlock latch of 3.24+ (a GET and
@@ -79,7 +79,7 @@ return 1`
 // that share one subscription per lock per client (subscribing when the first waits and
 // unsubscribing when the last leaves, retrying on each unlock message or after the lock's
 // PTTL), Redisson's pub/sub limits (5 channels per connection, 50 connections, subscribes and
-// unsubscribes serialised through 50 semaphores held until the server confirms, subscribe
+// unsubscribes of every waiter through 50 semaphores, held until the server confirms, subscribe
 // timeouts beyond the cap), and SSUBSCRIBE/SPUBLISH on a Redis 7 cluster.
 //
 // When Config.Needs includes KindRW its workers are RWWorkers over Redisson's RReadWriteLock
@@ -289,8 +289,8 @@ func (l *redissonLocker) Settings() map[string]string {
 		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
 		"not_emulated":   "the Java client's CPU and memory; what syncedEval does when replicas do not acknowledge in time; a second renewal timer Redisson 3.44+ leaves running when the last lock is released and another taken before the timer fires",
 		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
-			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
-			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),
+			" connections per master; every waiter's subscribe and unsubscribe takes one of " + strconv.Itoa(redissonSubscribeLocks) +
+			" channel semaphores, which the first subscribe and the last unsubscribe hold until confirmed; subscribe timeout " + lim.timeout.String(),
 	}
 	switch {
 	case l.fair:
