@@ -189,6 +189,19 @@ func (s *redissonSubs) start(e *redissonEntry) {
 	}
 	sem := s.lock(e.channel) // taken by subscribe
 	defer func() { <-sem }()
+	// A failed subscribe leaves the channel's entries at once (PublishSubscribe.subscribe:
+	// entries.remove on an exceptional completion, read at redisson-3.23.5 … 4.7.0), so that the
+	// next waiter starts a subscription of its own rather than joining the failure; the failed
+	// entry's waiters still leave it, and the last one frees its slot.
+	defer func() {
+		if e.err != nil {
+			s.mu.Lock()
+			if s.entries[e.channel] == e {
+				delete(s.entries, e.channel)
+			}
+			s.mu.Unlock()
+		}
+	}()
 	c, err := s.slot(e, t.C)
 	if err != nil {
 		if errors.Is(err, ErrRedissonSubscribeTimeout) {

@@ -84,3 +84,50 @@ func TestRedissonSubsSemaphoreForEveryWaiter(t *testing.T) {
 	s.unsubscribe(ex)
 	s.unsubscribe(ey)
 }
+
+// TestRedissonSubsFailedEntryLeaves checks that a subscribe that failed leaves the channel's
+// entries at once (PublishSubscribe.subscribe removes it on failure): a waiter arriving while the
+// failed one's waiter still holds it starts, and gets, a subscription of its own.
+func TestRedissonSubsFailedEntryLeaves(t *testing.T) {
+	addr := redistest.NewServer(t).Addrs()[0]
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	defer admin.Close()
+	s := newRedissonSubs(rdb, false, redissonSubsLimits{perConn: 5, maxConns: 50, timeout: 200 * time.Millisecond})
+	defer s.close()
+	ctx := context.Background()
+	if err := admin.Do(ctx, "client", "pause", 600, "all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := s.subscribe(ctx, "fe:x", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-failed.done
+	if !errors.Is(failed.err, ErrRedissonSubscribeTimeout) {
+		t.Fatalf("subscribe on a paused server: %v, want a subscribe timeout", failed.err)
+	}
+	// The paused server may still hold the first SUBSCRIBE; the second waits for it to resume.
+	var next *redissonEntry
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		next, err = s.subscribe(ctx, "fe:x", time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-next.done
+		if next.err == nil || time.Now().After(deadline) {
+			break
+		}
+		s.unsubscribe(next) // timed out behind the pause too: try again
+	}
+	if next == failed {
+		t.Fatal("the second waiter joined the failed subscription")
+	}
+	if next.err != nil {
+		t.Fatalf("second subscribe: %v", next.err)
+	}
+	s.unsubscribe(failed)
+	s.unsubscribe(next)
+}
