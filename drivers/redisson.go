@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ redis.call('del', KEYS[1])
 redis.call(ARGV[4], KEYS[2], ARGV[1])
 return 1`
 
-// RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x
+// RedissonDriver speaks Redisson's RLock protocol through go-redis v9 the way a Redisson 3.x or 4.x
 // client of one release (a profile: option version, default RedissonDefaultVersion) with
 // default settings does, without lockcore's optimisations. Per profile (redisson_profile.go):
 // EVAL with the body on every call, or EVALSHA from 3.46; the unlock latch of 3.24+ (a GET and
@@ -79,7 +80,7 @@ return 1`
 // that share one subscription per lock per client (subscribing when the first waits and
 // unsubscribing when the last leaves, retrying on each unlock message or after the lock's
 // PTTL), Redisson's pub/sub limits (5 channels per connection, 50 connections, subscribes and
-// unsubscribes serialised through 50 semaphores held until the server confirms, subscribe
+// unsubscribes of every waiter through 50 semaphores, held until the server confirms, subscribe
 // timeouts beyond the cap), and SSUBSCRIBE/SPUBLISH on a Redis 7 cluster.
 //
 // When Config.Needs includes KindRW its workers are RWWorkers over Redisson's RReadWriteLock
@@ -238,8 +239,9 @@ func (l *redissonLocker) Settings() map[string]string {
 	if l.watchdog {
 		lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer and one script per held lock"
 		if p.batchedRenewals {
-			lease = l.lease.String() + " renewed every " + (l.lease / 3).String() + ", one timer per client, up to " +
-				strconv.Itoa(redissonRenewBatch) + " locks per script"
+			lease = l.lease.String() + " renewed by one timer for locks and one for read locks, each re-armed " + (l.lease / 3).String() +
+				" after its run ends; a run sends up to " + strconv.Itoa(redissonRenewBatch) +
+				" locks per script, one script after another (per slot on a cluster); a failed script keeps the locks for the next run"
 		}
 	}
 	pubsub := "SUBSCRIBE/PUBLISH"
@@ -252,9 +254,13 @@ func (l *redissonLocker) Settings() map[string]string {
 	}
 	unlock := "one script"
 	if p.unlockLatch {
-		unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of the latch"
+		px := p.latchPX.String()
+		if p.latchJitter {
+			px = "random " + px + "–" + (p.latchPX + 4*time.Second).String()
+		}
+		unlock = "script with a latch key (GET, SET … PX " + px + ") then DEL of the latch"
 		if p.latchDelOther {
-			unlock = "script with a latch key (GET, SET … PX " + p.latchPX.String() + ") then DEL of another request's latch: latches stay until their PX"
+			unlock = "script with a latch key (GET, SET … PX " + px + ") then DEL of the latch named by the client id, not the request's: latches stay until their PX"
 		}
 	}
 	wait, retries := p.syncSettings() // redisson_sync.go
@@ -275,10 +281,10 @@ func (l *redissonLocker) Settings() map[string]string {
 		"replica_wait":   wait,
 		"script_retries": retries,
 		"waiters":        "one subscription per lock per client, subscribed per wait; one wake-up per unlock message; retry after the PTTL",
-		"not_emulated":   "the Java client's CPU and memory; renewal batches grouped by hash tag rather than by slot",
+		"not_emulated":   "the Java client's CPU and memory; a second renewal timer Redisson 3.44+ leaves running when the last lock is released and another taken before the timer fires",
 		"pubsub": pubsub + ", " + strconv.Itoa(lim.perConn) + " channels per connection, up to " + strconv.Itoa(lim.maxConns) +
-			" connections per master; (un)subscribes serialised through " + strconv.Itoa(redissonSubscribeLocks) +
-			" locks held until confirmed; subscribe timeout " + lim.timeout.String(),
+			" connections per master; every waiter's subscribe and unsubscribe takes one of " + strconv.Itoa(redissonSubscribeLocks) +
+			" channel semaphores, which the first subscribe and the last unsubscribe hold until confirmed; subscribe timeout " + lim.timeout.String(),
 	}
 	switch {
 	case l.fair:
@@ -296,9 +302,13 @@ func (l *redissonLocker) Settings() map[string]string {
 		s["protocol"] = "Redisson " + p.version + " RedissonReadLock/RedissonWriteLock scripts: hash mode + owner fields, per-hold rwlock_timeout keys, channel redisson_rwlock:{name}"
 		s["waiters"] = "one subscription per lock per client; a read release (\"0\") wakes one waiter, a write release (\"1\") wakes the waiters blocked at that moment"
 	}
+	multiRelease := "released one lock after another, stopping at the first failure (3.27.2+)"
+	if p.multiUnlockParallel {
+		multiRelease = "released all at once, then each reply awaited (before 3.27.2)"
+	}
 	if l.multi {
 		s["multi_lock"] = "RedissonMultiLock over RLocks: names sorted, one script per lock (no CROSSSLOT); rounds of locks×" +
-			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure; released one lock after another"
+			RedissonMultiLockWaitPerLock.String() + ", released and retried on a failure; " + multiRelease
 	}
 	return s
 }
@@ -341,13 +351,18 @@ func (l *redissonLocker) unlockSend(ctx context.Context, retry bool, name string
 	}
 	id := redissonRequestID()
 	keys = append(keys[:len(keys):len(keys)], redissonUnlockLatchName(name, id))
-	args = append(args, msString(p.latchPX))
+	px := p.latchPX
+	if p.latchJitter {
+		// (3000 + 1000 + [0, 1000]) × 4 ms: EqualJitterDelay's half plus a random half.
+		px += 4 * time.Duration(mrand.Int64N(1001)) * time.Millisecond
+	}
+	args = append(args, msString(px))
 	cmd := eval(latched, keys, args)
 	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return cmd // Redisson's DEL follows a reply only (thenApply)
 	}
 	if p.latchDelOther {
-		id = redissonRequestID()
+		id = l.id // 3.52: RedissonBaseLock's field id, the client's UUID
 	}
 	l.latchDels.Add(1)
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -23,12 +24,27 @@ var redissonFairLockLua32 = strings.Replace(redissonFairLockLua,
 	"  return tonumber(mine) - tonumber(ARGV[3]) - tonumber(ARGV[4])",
 	"  return math.max(0, redis.call('pttl', KEYS[1]))", 1)
 
+// redissonFairLockLua52 is the fair lock script of Redisson 3.52+ (read at redisson-3.52.0 and
+// 4.7.0; not at 3.43.0): a new waiter queues behind the last one only if the last still has a
+// deadline, else after the lock's PTTL.
+var redissonFairLockLua52 = strings.Replace(redissonFairLockLua32,
+	"if last ~= false and last ~= ARGV[2] then",
+	"if last ~= false and last ~= ARGV[2] and redis.call('zscore', KEYS[3], last) ~= false then", 1)
+
+// keepUndated turns a 3.23 fair script into its 3.43+ form, whose stale-waiter loop stops at a
+// head without a deadline and keeps it (`timeout ~= false and …`, read at redisson-3.43.0,
+// 3.52.0 and 4.7.0): such a waiter then blocks the queue until removed.
+func keepUndated(body string) string {
+	return strings.Replace(body, "  if due <= tonumber(ARGV[4]) then", "  if due ~= nil and due <= tonumber(ARGV[4]) then", 1)
+}
+
 // The fair lock's scripts as sent.
 var (
 	rsFairLock          = newRedissonScript(redissonFairLockLua)
-	rsFairLock32        = newRedissonScript(redissonFairLockLua32)
+	rsFairLock32        = newRedissonScript(keepUndated(redissonFairLockLua32))
+	rsFairLock52        = newRedissonScript(keepUndated(redissonFairLockLua52))
 	rsFairUnlock        = newRedissonScript(redissonFairUnlockLua)
-	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(redissonFairUnlockLua))
+	rsFairUnlockLatched = newRedissonScript(withUnlockLatch(keepUndated(redissonFairUnlockLua)))
 	rsFairLeave         = newRedissonScript(redissonFairLeaveLua)
 )
 
@@ -38,13 +54,15 @@ var (
 // (KEYS[2], redisson_lock_queue:{name}) and a sorted set of their deadlines in Unix ms (KEYS[3],
 // redisson_lock_timeout:{name}). Times are the client's wall clock, ARGV[4], as Redisson sends.
 
-// redissonFairDropStale removes waiters at the head of the queue whose deadline has passed.
+// redissonFairDropStale removes waiters at the head of the queue whose deadline has passed, as
+// RedissonFairLock 3.23 does: a head without a deadline fails the script (tonumber(false) is
+// nil, and nil <= a number is an error; read at redisson-3.23.0).
 const redissonFairDropStale = `
 while true do
   local head = redis.call('lindex', KEYS[2], 0)
   if head == false then break end
   local due = tonumber(redis.call('zscore', KEYS[3], head))
-  if due == nil or due <= tonumber(ARGV[4]) then
+  if due <= tonumber(ARGV[4]) then
     redis.call('zrem', KEYS[3], head)
     redis.call('lpop', KEYS[2])
   else
@@ -94,15 +112,17 @@ return ttl`
 // own channel KEYS[4] .. ':' .. <field>.
 // KEYS[1] lock, KEYS[2] queue, KEYS[3] timeouts, KEYS[4] the lock's unlock channel; ARGV[1]
 // unlock message, ARGV[2] lease ms, ARGV[3] owner field, ARGV[4] now, ARGV[5] publish command.
-// Returns nil when the owner does not hold the lock (a lock that is gone still has its first
-// waiter woken, as in Redisson), 0 when holds remain, 1 when released.
+// Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released — and
+// 1 for a lock that is gone, whose first waiter is woken: RedissonFairLock.unlockInnerAsync
+// answers a missing lock as released (read at redisson-3.23.0, 3.43.0, 3.52.0 and 4.7.0), so the
+// caller gets no IllegalMonitorStateException.
 const redissonFairUnlockLua = redissonFairDropStale + `
 if redis.call('exists', KEYS[1]) == 0 then
   local first = redis.call('lindex', KEYS[2], 0)
   if first ~= false then
     redis.call(ARGV[5], KEYS[4] .. ':' .. first, ARGV[1])
   end
-  return nil
+  return 1
 end
 if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
   return nil
@@ -193,7 +213,10 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 	_, err := w.acquire(ctx, redissonChannelName(name)+":"+w.field, -1, func() (time.Duration, bool, error) {
 		now := strconv.FormatInt(time.Now().UnixMilli(), 10)
 		sc := rsFairLock
-		if l.profile.fairRetryNonNegative {
+		switch {
+		case l.profile.fairLastGuard:
+			sc = rsFairLock52
+		case l.profile.fairRetryNonNegative:
 			sc = rsFairLock32
 		}
 		ms, err := l.tr.eval(detach(ctx), true, sc, keys, l.leaseArg, w.field, waitArg, now).Int64()
@@ -212,11 +235,45 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 		return time.Duration(ms) * time.Millisecond, false, nil
 	})
 	if err != nil {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RedissonSubscribeTimeout)
-		l.tr.eval(lctx, false, rsFairLeave, keys[1:], w.field, waitArg)
-		cancel()
+		fw.leave(ctx, keys[1:], waitArg)
 	}
 	return err
+}
+
+// The 4.x defaults the fair leave's retries follow (config.BaseConfig at redisson-4.7.0).
+const (
+	redissonFairLeaveRetries = 4               // retryAttempts
+	redissonFairLeaveTimeout = 3 * time.Second // timeout: how long one attempt may wait for its reply
+)
+
+// leave takes the worker out of the fair queue after it gave up (acquireFailedAsync): through
+// syncedEval from 3.43, sent again after a failure from 4.0 (syncedEvalWithRetry: retryAttempts
+// 4, each after EqualJitterDelay's 1–2 s), else once.
+func (fw *redissonFairWorker) leave(ctx context.Context, keys []string, waitArg string) {
+	l := fw.base.l
+	p := l.profile
+	attempts, bound := 1, RedissonSubscribeTimeout
+	if p.fairLeaveRetry {
+		attempts, bound = 1+redissonFairLeaveRetries, time.Duration(1+redissonFairLeaveRetries)*(redissonFairLeaveTimeout+2*time.Second)
+	}
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
+	defer cancel()
+	for i := range attempts {
+		if i > 0 {
+			select {
+			case <-time.After(time.Second + time.Duration(mrand.Int64N(int64(time.Second)+1))):
+			case <-lctx.Done():
+				return
+			case <-l.subs.done():
+				return
+			}
+		}
+		err := l.tr.eval(lctx, p.fairLeaveSynced, rsFairLeave, keys, fw.base.field, waitArg).Err()
+		var rerr redis.Error
+		if err == nil || errors.As(err, &rerr) {
+			return // done, or an error reply, which Redisson does not retry
+		}
+	}
 }
 
 // Unlock releases one hold of the fair lock; the last one wakes the first waiter.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -79,8 +80,17 @@ func (w *redissonWorker) tryMulti(ctx context.Context, names []string, wait, lea
 			return w.try(ctx, name, leaseArg, watchdog)
 		})
 		if err != nil {
-			w.unlockAll(ctx, names[:held])
-			return false, fmt.Errorf("redisson: multilock %v: %w", names, err)
+			if ctx.Err() != nil || errors.Is(err, errRedissonClosed) {
+				w.unlockAll(ctx, names[:held])
+				return false, fmt.Errorf("redisson: multilock %v: %w", names, err)
+			}
+			// RedissonMultiLock.tryLock takes any exception of a lock's tryLock as "not
+			// acquired", and after a response timeout also unlocks that lock, which the
+			// unanswered script may have taken (read at redisson-3.23.5, 3.52.0 and 4.7.0).
+			if isReplyTimeout(err) {
+				_ = w.unlockAll(ctx, []string{name})
+			}
+			ok = false
 		}
 		if ok {
 			held++
@@ -111,14 +121,42 @@ func (w *redissonWorker) tryMulti(ctx context.Context, names []string, wait, lea
 	return true, nil
 }
 
-// UnlockMulti implements MultiWorker: it releases the locks in names one after another, as
-// RedissonMultiLock does.
+// UnlockMulti implements MultiWorker as RedissonMultiLock.unlock does. Up to 3.27.1 (read at
+// redisson-3.23.5 and 3.27.1) it sends every lock's unlock at once and then waits for each in
+// turn, failing with the first failure in lock order once all have answered. From 3.27.2 (read
+// at redisson-3.27.2, 3.43.0, 3.52.0 and 4.7.0: locks.forEach(Lock::unlock)) it releases them
+// one after another and stops at the first failure, leaving the locks after it held.
 func (w *redissonWorker) UnlockMulti(ctx context.Context, names []string) error {
-	return w.unlockAll(ctx, names)
+	ctx = context.WithoutCancel(ctx)
+	if !w.l.profile.multiUnlockParallel {
+		for _, name := range names {
+			if err := w.Unlock(ctx, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.Unlock(ctx, name)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unlockAll releases one hold of each of names in turn, even when ctx has ended: a failed round
-// must not leave locks behind. The error joins the failures and wraps ErrNotHeld for a lock the
+// must not leave locks behind (RedissonMultiLock.unlockInner: each unlock joined before the
+// next is sent, failures skipped, at every tag read). The error joins the failures and wraps ErrNotHeld for a lock the
 // worker did not hold.
 func (w *redissonWorker) unlockAll(ctx context.Context, names []string) error {
 	ctx = context.WithoutCancel(ctx)

@@ -2,7 +2,9 @@ package drivers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,4 +144,130 @@ func TestRedissonMultiOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// parallelUnlocksInOrder rewrites a trace so that each run of consecutive unlock scripts (a
+// script line naming an unlock channel, with its indented calls) is in name order: Redisson
+// before 3.27.2 sends a multi-lock's unlocks all at once (RedissonMultiLock.unlock at
+// redisson-3.23.5), so the order in which Redis runs them is a race.
+func parallelUnlocksInOrder(trace string) string {
+	lines := strings.Split(trace, "\n")
+	var out []string
+	var run []string // groups, each a script line and its calls joined by "\n"
+	flush := func() {
+		slices.Sort(run)
+		for _, g := range run {
+			out = append(out, strings.Split(g, "\n")...)
+		}
+		run = run[:0]
+	}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, `"eval`) && strings.Contains(l, `"redisson_lock__channel:`) {
+			g := l
+			for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "    ") {
+				i++
+				g += "\n" + lines[i]
+			}
+			run = append(run, g)
+			continue
+		}
+		flush()
+		out = append(out, l)
+	}
+	flush()
+	return strings.Join(out, "\n")
+}
+
+// TestParallelUnlocksInOrder checks the trace rewriting the 3.23 multi-lock traces rely on.
+func TestParallelUnlocksInOrder(t *testing.T) {
+	in := "[A]\n\"eval\" \"<script>\" \"1\" \"k1\"\n    \"exists\" \"k1\"\n" +
+		"\"eval\" \"<script>\" \"2\" \"k2\" \"redisson_lock__channel:{k2}\"\n    \"del\" \"k2\"\n" +
+		"\"eval\" \"<script>\" \"2\" \"k1\" \"redisson_lock__channel:{k1}\"\n    \"del\" \"k1\"\n" +
+		"[B]\n"
+	want := "[A]\n\"eval\" \"<script>\" \"1\" \"k1\"\n    \"exists\" \"k1\"\n" +
+		"\"eval\" \"<script>\" \"2\" \"k1\" \"redisson_lock__channel:{k1}\"\n    \"del\" \"k1\"\n" +
+		"\"eval\" \"<script>\" \"2\" \"k2\" \"redisson_lock__channel:{k2}\"\n    \"del\" \"k2\"\n" +
+		"[B]\n"
+	if got := parallelUnlocksInOrder(in); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRedissonMultiUnlock checks RedissonMultiLock.unlock's failure handling per profile: 3.23
+// sends every unlock (the locks after a failed one are released too), 3.27.2+ stops at the
+// first failure (the locks after it stay held).
+func TestRedissonMultiUnlock(t *testing.T) {
+	for _, c := range []struct {
+		version  string
+		released bool // the lock after the failed one
+	}{{"3.23", true}, {"3.52", false}, {"4.7", false}} {
+		t.Run(c.version, func(t *testing.T) {
+			cfg := single(t)
+			cfg.Needs = drivers.KindMulti
+			d, err := drivers.Parse("redisson:version=" + c.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := openDriver(t, d, cfg)
+			w := l.NewWorker().(drivers.MultiWorker)
+			rdb := inspect(t, cfg.Addrs[0])
+			ctx := context.Background()
+			names := []string{"mu:a", "mu:b", "mu:c"}
+			must(t, w.LockMulti(ctx, names))
+			must(t, rdb.Del(ctx, "mu:b").Err()) // b is no longer held: its unlock fails
+			if err := w.UnlockMulti(ctx, names); !errors.Is(err, drivers.ErrNotHeld) {
+				t.Fatalf("UnlockMulti with b gone = %v, want ErrNotHeld", err)
+			}
+			if n := rdb.Exists(ctx, "mu:a").Val(); n != 0 {
+				t.Errorf("a still held after UnlockMulti")
+			}
+			held := rdb.Exists(ctx, "mu:c").Val() == 1
+			if held == c.released {
+				t.Errorf("c held after the failed UnlockMulti: %v, want %v", held, !c.released)
+			}
+			if held {
+				must(t, w.(drivers.Worker).Unlock(ctx, "mu:c"))
+			}
+		})
+	}
+}
+
+// TestRedissonMultiLockError checks that a lock script failing inside a multi-lock round is "not
+// acquired", not an error: RedissonMultiLock.tryLock catches a lock's exception and starts the
+// round again, so LockMulti takes the locks once the fault is gone.
+func TestRedissonMultiLockError(t *testing.T) {
+	cfg := single(t)
+	cfg.Needs = drivers.KindMulti
+	l := openWith(t, "redisson", cfg)
+	w := l.NewWorker().(drivers.MultiWorker)
+	rdb := inspect(t, cfg.Addrs[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	must(t, rdb.Set(ctx, "me:b", "not a lock", 0).Err()) // the lock script fails with WRONGTYPE
+	mon := startMonitor(t, cfg.Addrs[0])
+	done := make(chan error, 1)
+	go func() { done <- w.LockMulti(ctx, []string{"me:a", "me:b"}) }()
+	mon.waitFor(t, "three attempts on me:b", func(lines []monitorLine) bool {
+		n := 0
+		for _, l := range lines {
+			if l.client == "lua" && len(l.args) > 1 && strings.EqualFold(l.args[0], "exists") && l.args[1] == "me:b" {
+				n++
+			}
+		}
+		return n >= 3
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("LockMulti returned %v while me:b's script failed, want it to keep trying", err)
+	default:
+	}
+	must(t, rdb.Del(ctx, "me:b").Err())
+	must(t, <-done)
+	for _, n := range []string{"me:a", "me:b"} {
+		if rdb.Exists(ctx, n).Val() != 1 {
+			t.Errorf("%s not held after LockMulti", n)
+		}
+	}
+	must(t, w.UnlockMulti(ctx, []string{"me:a", "me:b"}))
 }

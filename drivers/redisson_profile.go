@@ -15,16 +15,19 @@ import (
 // CommandAsyncService, LockRenewalScheduler); testdata/redisson-traces holds the command traces
 // that pin them.
 type redissonProfile struct {
-	// version is the Redisson release, "3.23", "3.43" or "3.52".
+	// version is the Redisson release, "3.23", "3.43", "3.52" or "4.7".
 	version string
 	// unlockLatch: the unlock scripts read a latch key first and set it with a PX before they
 	// return, and the client DELs it after the reply (3.24+), so that an unlock sent again after
 	// a lost reply returns the first outcome.
 	unlockLatch bool
-	// latchDelOther: the client's DEL after an unlock names another request id than the script's
-	// latch (3.52), so the latch keys stay until their PX runs out.
+	// latchDelOther: the client's DEL after an unlock names the latch of the client's id (its
+	// UUID), not the script's request id: RedissonBaseLock.unlockInnerAsync at redisson-3.52.0
+	// (and 4.0.0–4.2.0) passes its field id to getUnlockLatchName, so the latch keys stay until
+	// their PX runs out; 4.3.0 DELs the request's latch ("String id = requestId").
 	latchDelOther bool
-	// latchPX is the latch's PX: (timeout + retry interval) × retry attempts of the defaults.
+	// latchPX is the latch's PX: (timeout + retry interval) × retry attempts of the defaults; with
+	// latchJitter, its least.
 	latchPX time.Duration
 	// evalsha: scripts go out as EVALSHA, loaded with SCRIPT LOAD after a NOSCRIPT
 	// (useScriptCache true by default since 3.46).
@@ -71,23 +74,62 @@ type redissonProfile struct {
 	// (BaseConfig at 3.23.0 and 3.43.0). Zero value: retryAttempts 4 and retryDelay
 	// EqualJitterDelay(1 s, 2 s), a delay of 1 to 2 s (BaseConfig at 3.52.0 and 4.7.0).
 	legacyRetry bool
+
+	// The fields below are issue 39's renewals, multilock, pub/sub, latch and 4.x items (see
+	// docs/drivers.md); each names the Redisson class and tag it was read from.
+
+	// readRenewOwners: a batched read-lock renewal asks about every owner of this client holding
+	// the lock, with the owner's own timeout keys (ReadLockTask, redisson-4.4.0+); before, about
+	// the first owner only, with the 3.x script's shadowed key index (redisson-3.52.0).
+	readRenewOwners bool
+	// latchJitter: the latch PX is (timeout + retryDelay.calcDelay(retryAttempts)) × retryAttempts
+	// with the EqualJitterDelay(1 s, 2 s) default, a random 16 000–20 000 ms per unlock
+	// (RedissonBaseLock.unlockInnerAsync, config.EqualJitterDelay at redisson-3.52.0 and 4.7.0).
+	latchJitter bool
+	// fairLastGuard: the fair lock script queues a new waiter behind the last one only when the
+	// last still has a deadline (zscore(last) ~= false), else after the lock's PTTL
+	// (RedissonFairLock.tryLockInnerAsync at redisson-3.52.0, not 3.43.0).
+	fairLastGuard bool
+	// fairLeaveSynced: a waiter that gives up leaves the fair queue through syncedEval, with WAIT
+	// on replicated masters (RedissonFairLock.acquireFailedAsync: evalWriteSyncedNoRetryAsync at
+	// redisson-3.43.0/3.52.0; plain evalWriteAsync at 3.23.0).
+	fairLeaveSynced bool
+	// fairLeaveRetry: that leave is sent again after a failure, retryAttempts times
+	// (syncedEvalWithRetry, redisson-4.0.0+).
+	fairLeaveRetry bool
+	// tryLockTimeoutFalse: a response timeout of a lock script in tryLock's wait loop ends the
+	// tryLock with false (logged) rather than an error (RedissonLock.tryLock, redisson-4.7.0).
+	tryLockTimeoutFalse bool
+	// multiUnlockParallel: RedissonMultiLock.unlock sends every lock's unlock, then waits for all
+	// (redisson-3.23.x); from 3.27.2 one after another.
+	multiUnlockParallel bool
 }
 
 // The Redisson releases the driver reproduces; the default is the newest.
 var redissonProfiles = []redissonProfile{
-	{version: "3.23", latchPX: 0,
+	{version: "3.23", latchPX: 0, multiUnlockParallel: true,
 		syncedWait: true, syncDiscovery: redissonInfoEveryCall, legacyRetry: true},
 	{version: "3.43", unlockLatch: true, latchPX: 13500 * time.Millisecond, syncedWait: true,
-		noScriptRetry: true, fairRetryNonNegative: true,
+		noScriptRetry: true, fairRetryNonNegative: true, fairLeaveSynced: true,
 		syncDiscovery: redissonInfoCached, noSyncUnhandled: true, legacyRetry: true},
-	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 20 * time.Second, evalsha: true,
+	{version: "3.52", unlockLatch: true, latchDelOther: true, latchPX: 16 * time.Second, evalsha: true,
 		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
+		latchJitter: true, fairLastGuard: true, fairLeaveSynced: true,
 		waitAOF: true},
+	// 4.7: 3.52 plus the 4.x changes read at redisson-4.0.0 … redisson-4.7.0 (fields below
+	// readRenewOwners); on the synced path the zero values are 4.7.0's: INFO ALL with the probe,
+	// a plain WAIT rather than WAITAOF for locks, undo and 4 jittered retries.
+	{version: "4.7", unlockLatch: true, latchPX: 16 * time.Second, evalsha: true,
+		batchedRenewals: true, syncedWait: true, noScriptRetry: true, fairRetryNonNegative: true,
+		readRenewOwners: true, latchJitter: true, fairLastGuard: true, fairLeaveSynced: true,
+		fairLeaveRetry: true, tryLockTimeoutFalse: true},
 }
 
 // RedissonDefaultVersion is the Redisson release the redisson drivers reproduce unless told
-// otherwise (the option version=…).
-const RedissonDefaultVersion = "3.52"
+// otherwise (the option version=…): 4.7, what a new Java project gets today — redisson-4.7.0
+// (2026-08-04) is the newest release tag, 3.52.0 (2025-09-25) the last of 3.x, and 4.x still
+// runs on Java 8 (maven.compiler.release 8), so nothing keeps a new project on 3.x.
+const RedissonDefaultVersion = "4.7"
 
 // Redisson's client settings that hold in every profile, with its defaults.
 const (
@@ -141,7 +183,7 @@ type redissonTuning struct {
 }
 
 var redissonOptions = []Option{
-	{"version", "Redisson release whose client behaviour to reproduce: 3.23, 3.43 or 3.52 (default " + RedissonDefaultVersion + ")"},
+	{"version", "Redisson release whose client behaviour to reproduce: 3.23, 3.43, 3.52 or 4.7 (default " + RedissonDefaultVersion + ")"},
 	{"pubsub_conns", "subscriptionConnectionPoolSize: pub/sub connections per master, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionConnections) + ")"},
 	{"channels_per_conn", "subscriptionsPerConnection: channels per pub/sub connection, 1 to 1000 (default " + strconv.Itoa(RedissonSubscriptionsPerConnection) + ")"},
 	{"conns", "connectionPoolSize: command connections, one command in flight each, 1 to 10000 (default " + strconv.Itoa(RedissonCommandConnections) + ")"},

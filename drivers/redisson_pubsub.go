@@ -112,44 +112,61 @@ func newRedissonSubs(rdb redis.UniversalClient, sharded bool, limits redissonSub
 // done is closed when the subscriptions are closed; waiters stop waiting then.
 func (s *redissonSubs) done() <-chan struct{} { return s.ctx.Done() }
 
-// subscribe joins the waiters of channel, starting the subscription if it is the first. The
-// caller waits on the entry's done channel before relying on messages, and calls unsubscribe
-// when it stops waiting (also after a failed subscription).
-func (s *redissonSubs) subscribe(ctx context.Context, channel string) (*redissonEntry, error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return nil, errRedissonClosed
-		}
-		e := s.entries[channel]
-		if e != nil && !e.leaving {
-			e.refs++
-			s.mu.Unlock()
-			return e, nil
-		}
-		if e != nil {
-			// The unsubscribe of the last waiters is under way; Redisson's next subscribe of the
-			// channel waits for it behind the channel's semaphore.
-			gone := e.gone
-			s.mu.Unlock()
-			select {
-			case <-gone:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-s.ctx.Done():
-				return nil, errRedissonClosed
-			}
-		}
-		e = &redissonEntry{channel: channel, refs: 1, done: make(chan struct{}), acked: make(chan struct{}),
-			unack: make(chan struct{}), gone: make(chan struct{}), left: make(chan struct{}), latch: make(chan struct{}, 1<<16)}
-		s.entries[channel] = e
-		s.workers.Add(1)
+// errRedissonWaitOver ends a subscribe whose tryLock wait ran out while it waited for its
+// channel's semaphore: tryLock then returns false.
+var errRedissonWaitOver = errors.New("redisson: wait over before the subscription lock")
+
+// subscribe joins the waiters of channel, starting the subscription if it is the first. Every
+// caller first takes the channel's semaphore, as PublishSubscribe.subscribe does for the first
+// and for every later waiter (read at redisson-3.23.5, 3.43.0, 3.52.0 and 4.7.0): a later waiter
+// joins the entry and releases it at once, but waits behind a first subscriber that holds it
+// until Redis confirms, or behind a last leaver's unsubscribe. The semaphore wait is bounded by
+// the subscribe timeout ("Unable to acquire subscription lock"), by deadline when not zero (a
+// tryLock's wait: errRedissonWaitOver) and by ctx. The caller waits on the entry's done channel
+// before relying on messages, and calls unsubscribe when it stops waiting (also after a failed
+// subscription).
+func (s *redissonSubs) subscribe(ctx context.Context, channel string, deadline time.Time) (*redissonEntry, error) {
+	sem := s.lock(channel)
+	t := time.NewTimer(s.limits.timeout)
+	defer t.Stop()
+	var over <-chan time.Time
+	if !deadline.IsZero() {
+		d := time.NewTimer(time.Until(deadline))
+		defer d.Stop()
+		over = d.C
+	}
+	select {
+	case sem <- struct{}{}:
+	case <-t.C:
+		s.stats.timeouts.Add(1)
+		return nil, fmt.Errorf("%w: %s: unable to acquire subscription lock after %v", ErrRedissonSubscribeTimeout, channel, s.limits.timeout)
+	case <-over:
+		return nil, errRedissonWaitOver
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.ctx.Done():
+		return nil, errRedissonClosed
+	}
+	s.mu.Lock()
+	if s.closed {
 		s.mu.Unlock()
-		go s.start(e)
+		<-sem
+		return nil, errRedissonClosed
+	}
+	if e := s.entries[channel]; e != nil {
+		// Holding the semaphore, no unsubscribe of this channel is under way.
+		e.refs++
+		s.mu.Unlock()
+		<-sem
 		return e, nil
 	}
+	e := &redissonEntry{channel: channel, refs: 1, done: make(chan struct{}), acked: make(chan struct{}),
+		unack: make(chan struct{}), gone: make(chan struct{}), left: make(chan struct{}), latch: make(chan struct{}, 1<<16)}
+	s.entries[channel] = e
+	s.workers.Add(1)
+	s.mu.Unlock()
+	go s.start(e) // releases the semaphore once Redis confirms, or the subscribe fails
+	return e, nil
 }
 
 // lock returns the semaphore of channel.
@@ -159,8 +176,8 @@ func (s *redissonSubs) lock(channel string) chan struct{} {
 	return s.locks[h.Sum32()%redissonSubscribeLocks]
 }
 
-// start subscribes e's channel: the channel's semaphore, a slot on a connection, SUBSCRIBE and
-// its confirmation, all within the subscribe timeout.
+// start subscribes e's channel, holding the channel's semaphore that subscribe took: a slot on
+// a connection, SUBSCRIBE and its confirmation, all within the subscribe timeout.
 func (s *redissonSubs) start(e *redissonEntry) {
 	defer s.workers.Done()
 	defer close(e.done)
@@ -170,20 +187,21 @@ func (s *redissonSubs) start(e *redissonEntry) {
 		s.stats.timeouts.Add(1)
 		e.err = fmt.Errorf("%w: %s: "+format, append([]any{ErrRedissonSubscribeTimeout, e.channel}, a...)...)
 	}
-	sem := s.lock(e.channel)
-	select {
-	case sem <- struct{}{}:
-	case <-t.C:
-		fail("unable to acquire subscription lock after %v", s.limits.timeout)
-		return
-	case <-e.left:
-		e.err = errRedissonLeft
-		return
-	case <-s.ctx.Done():
-		e.err = errRedissonClosed
-		return
-	}
+	sem := s.lock(e.channel) // taken by subscribe
 	defer func() { <-sem }()
+	// A failed subscribe leaves the channel's entries at once (PublishSubscribe.subscribe:
+	// entries.remove on an exceptional completion, read at redisson-3.23.5 … 4.7.0), so that the
+	// next waiter starts a subscription of its own rather than joining the failure; the failed
+	// entry's waiters still leave it, and the last one frees its slot.
+	defer func() {
+		if e.err != nil {
+			s.mu.Lock()
+			if s.entries[e.channel] == e {
+				delete(s.entries, e.channel)
+			}
+			s.mu.Unlock()
+		}
+	}()
 	c, err := s.slot(e, t.C)
 	if err != nil {
 		if errors.Is(err, ErrRedissonSubscribeTimeout) {
@@ -277,24 +295,35 @@ func (s *redissonSubs) slot(e *redissonEntry, expired <-chan time.Time) (*rediss
 	}
 }
 
-// unsubscribe leaves the waiters of e's channel; the last one starts the unsubscribe, which
-// Redisson's waiter does not wait for.
+// unsubscribe leaves the waiters of e's channel without waiting (Redisson's waiter does not):
+// every leaver, not only the last, first takes the channel's semaphore (PublishSubscribe.unsubscribe
+// at redisson-3.23.5, 3.43.0, 3.52.0 and 4.7.0), and the last one keeps it until Redis confirms
+// its UNSUBSCRIBE.
 func (s *redissonSubs) unsubscribe(e *redissonEntry) {
+	s.workers.Add(1)
+	go s.leave(e)
+}
+
+// leave is one waiter's unsubscribe: under the channel's semaphore, one reference less; the last
+// one unsubscribes once the subscribe is over and frees the slot when Redis confirms.
+func (s *redissonSubs) leave(e *redissonEntry) {
+	defer s.workers.Done()
+	sem := s.lock(e.channel)
+	select {
+	case sem <- struct{}{}:
+	case <-s.ctx.Done():
+		s.forget(e, true)
+		return
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if e.refs--; e.refs > 0 {
+		s.mu.Unlock()
+		<-sem
 		return
 	}
 	e.leaving = true
 	close(e.left)
-	s.workers.Add(1)
-	go s.stop(e)
-}
-
-// stop unsubscribes e's channel once its subscribe is over, under the channel's semaphore, and
-// frees its slot when Redis confirms.
-func (s *redissonSubs) stop(e *redissonEntry) {
-	defer s.workers.Done()
+	s.mu.Unlock()
 	<-e.done
 	subscribed := e.conn != nil && isClosed(e.acked)
 	if e.conn != nil && !subscribed && e.err != nil && !errors.Is(e.err, errRedissonClosed) {
@@ -303,32 +332,39 @@ func (s *redissonSubs) stop(e *redissonEntry) {
 		subscribed = true
 	}
 	if subscribed && s.ctx.Err() == nil {
-		sem := s.lock(e.channel)
-		select {
-		case sem <- struct{}{}:
-			c := e.conn
-			var err error
-			if s.sharded {
-				err = c.ps.SUnsubscribe(s.ctx, e.channel)
-			} else {
-				err = c.ps.Unsubscribe(s.ctx, e.channel)
+		c := e.conn
+		var err error
+		if s.sharded {
+			err = c.ps.SUnsubscribe(s.ctx, e.channel)
+		} else {
+			err = c.ps.Unsubscribe(s.ctx, e.channel)
+		}
+		if err == nil {
+			s.stats.unsubscribes.Add(1)
+			t := time.NewTimer(s.limits.timeout)
+			select {
+			case <-e.unack:
+			case <-t.C:
+				s.stats.timeouts.Add(1)
+			case <-s.ctx.Done():
 			}
-			if err == nil {
-				s.stats.unsubscribes.Add(1)
-				t := time.NewTimer(s.limits.timeout)
-				select {
-				case <-e.unack:
-				case <-t.C:
-					s.stats.timeouts.Add(1)
-				case <-s.ctx.Done():
-				}
-				t.Stop()
-			}
-			<-sem
-		case <-s.ctx.Done():
+			t.Stop()
 		}
 	}
+	s.forget(e, false)
+	<-sem
+}
+
+// forget drops e, the last reference of its channel gone (or only one, when closing), and its
+// slot.
+func (s *redissonSubs) forget(e *redissonEntry, closing bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if closing {
+		if e.refs--; e.refs > 0 {
+			return
+		}
+	}
 	if e.conn != nil {
 		e.conn.mu.Lock()
 		if e.conn.chans[e.channel] == e {
@@ -346,7 +382,6 @@ func (s *redissonSubs) stop(e *redissonEntry) {
 		delete(s.entries, e.channel)
 	}
 	close(e.gone)
-	s.mu.Unlock()
 }
 
 // isClosed reports whether ch is closed.

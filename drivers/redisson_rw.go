@@ -57,6 +57,7 @@ const redissonReadUnlockLua = `
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call(ARGV[3], KEYS[2], ARGV[1])
+  -- gone: latch 1
   return nil
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
@@ -116,6 +117,7 @@ const redissonWriteUnlockLua = `
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call(ARGV[4], KEYS[2], ARGV[1])
+  -- gone: latch 1
   return nil
 end
 if mode ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
@@ -138,10 +140,10 @@ return 1`
 var (
 	rsReadLock           = newRedissonScript(redissonReadLockLua)
 	rsReadUnlock         = newRedissonScript(redissonReadUnlockLua)
-	rsReadUnlockLatched  = newRedissonScript(withUnlockLatch(redissonReadUnlockLua))
+	rsReadUnlockLatched  = newRedissonScript(withUnlockLatch(withGoneLatch(redissonReadUnlockLua)))
 	rsWriteLock          = newRedissonScript(redissonWriteLockLua)
 	rsWriteUnlock        = newRedissonScript(redissonWriteUnlockLua)
-	rsWriteUnlockLatched = newRedissonScript(withUnlockLatch(redissonWriteUnlockLua))
+	rsWriteUnlockLatched = newRedissonScript(withUnlockLatch(withGoneLatch(redissonWriteUnlockLua)))
 )
 
 // redissonRWWorker is a redissonWorker whose Lock and Unlock are an RReadWriteLock's write lock,
@@ -229,6 +231,13 @@ func (w *redissonRWWorker) Unlock(ctx context.Context, name string) error {
 		return fmt.Errorf("redisson: write unlock %q: %w", name, err)
 	}
 	return nil
+}
+
+// withGoneLatch makes a read or write unlock script set its latch to 1 when the lock is gone
+// (no mode) before it returns nil, as RedissonReadLock and RedissonWriteLock.unlockInnerAsync do
+// from 3.24 (read at redisson-3.43.0, 3.52.0 and 4.7.0): an unlock sent again then answers 1.
+func withGoneLatch(body string) string {
+	return strings.Replace(body, "  -- gone: latch 1\n", "  redis.call('set', KEYS[#KEYS], 1, 'px', ARGV[#ARGV])\n", 1)
 }
 
 // redissonKeyPrefix is the read-write lock's hash-tagged prefix for its helper keys: "{name}",

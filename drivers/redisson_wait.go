@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 )
 
@@ -38,8 +39,11 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 	if wait >= 0 && time.Until(deadline) <= 0 {
 		return false, nil
 	}
-	e, err := l.subs.subscribe(ctx, channel)
+	e, err := l.subs.subscribe(ctx, channel, deadline)
 	if err != nil {
+		if wait >= 0 && (errors.Is(err, errRedissonWaitOver) || errors.Is(err, ErrRedissonSubscribeTimeout)) {
+			return false, nil // tryLock logs a failed subscription and returns false
+		}
 		return false, err
 	}
 	defer l.subs.unsubscribe(e)
@@ -85,6 +89,11 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 			return false, err
 		}
 		ttl, ok, err := attempt()
+		if err != nil && wait >= 0 && l.profile.tryLockTimeoutFalse && isReplyTimeout(err) {
+			// Redisson 4.7's tryLock logs a RedisResponseTimeoutException in its wait loop and
+			// returns false (RedissonLock.tryLock at redisson-4.7.0; not at 4.6.1).
+			return false, nil
+		}
 		if err != nil || ok {
 			return ok, err
 		}
@@ -129,4 +138,11 @@ func (w *redissonWorker) acquire(ctx context.Context, channel string, wait time.
 			w.timer.Stop()
 		}
 	}
+}
+
+// isReplyTimeout reports whether err is a command that got no reply within the reply timeout
+// (Redisson's RedisResponseTimeoutException), not the caller's context ending.
+func isReplyTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, context.DeadlineExceeded)
 }
