@@ -3,6 +3,8 @@ package drivers_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-var syncedVersions = []string{"3.23", "3.43", "3.52"}
+var syncedVersions = []string{"3.23", "3.43", "3.52", "4.7"}
 
 // goldenTrace compares got with the trace file at path (under testdata/redisson-traces), or
 // writes it with -update-traces.
@@ -107,7 +109,7 @@ func TestRedissonSyncedTraces(t *testing.T) {
 		master := sentinelMaster(t, s)
 		must(t, inspect(t, master).ConfigSet(t.Context(), "appendonly", "yes").Err())
 		cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName()}
-		run(t, "aof", "a sentinel master with 2 replicas and appendonly yes (Redis 7.0 knows no WAITAOF: WAIT)", cfg, master, []string{"3.52"}, syncedTraceCases()[:1])
+		run(t, "aof", "a sentinel master with 2 replicas and appendonly yes (Redis 7.0 knows no WAITAOF: WAIT)", cfg, master, []string{"3.52", "4.7"}, syncedTraceCases()[:1])
 	})
 }
 
@@ -189,6 +191,8 @@ var shortfalls = []struct {
 	{"3.43", 1, true, "None of slaves were synced. Try to increase slavesSyncTimeout"},
 	// NoSyncedSlavesException: undone, retried 4 times after 1-2 s.
 	{"3.52", 5, false, "None of slaves were synced. Try to increase slavesSyncTimeout"},
+	// The same in 4.7.0 (CommandAsyncService, ServiceManager.execute).
+	{"4.7", 5, false, "None of slaves were synced. Try to increase slavesSyncTimeout"},
 }
 
 // TestRedissonSyncedShortfall pauses the replicas of a native sentinel's master (SIGSTOP) so
@@ -211,6 +215,10 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
+	// The profiles' connections are told apart by their local address, which Linux reuses on
+	// loopback as soon as a connection closes (tcp_tw_reuse): a port one profile's closed
+	// connection had must not be another's, or its commands land in the wrong trace.
+	var ports usedPorts
 	type run struct {
 		mu     sync.Mutex
 		owners map[string]string
@@ -225,7 +233,16 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := cfg
-		c.Dialer = actorDialer(&r.mu, r.owners, "A")
+		dial := uniqueDialer(&ports, (&net.Dialer{}).DialContext)
+		c.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, network, addr)
+			if err == nil {
+				r.mu.Lock()
+				r.owners[conn.LocalAddr().String()] = "A"
+				r.mu.Unlock()
+			}
+			return conn, err
+		}
 		r.l = openDriver(t, d, c)
 		r.w = r.l.NewWorker()
 		return r
@@ -285,6 +302,38 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 	phase("shortfall-lock", nil, func(r *run, key string) error { return r.w.Lock(ctx, key) })
 	phase("shortfall-unlock", func(r *run, key string) error { return r.w.Lock(ctx, key) },
 		func(r *run, key string) error { return r.w.Unlock(ctx, key) })
+}
+
+// usedPorts are the local addresses the connections of a test have had.
+type usedPorts struct {
+	mu   sync.Mutex
+	used map[string]bool
+}
+
+// uniqueDialer dials with dial until it gets a local address no connection through ports has
+// had, closing the others, so that a MONITOR line's client address names one connection.
+func uniqueDialer(ports *usedPorts, dial func(context.Context, string, string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		for range 100 {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			ports.mu.Lock()
+			local := c.LocalAddr().String()
+			reused := ports.used[local]
+			if ports.used == nil {
+				ports.used = map[string]bool{}
+			}
+			ports.used[local] = true
+			ports.mu.Unlock()
+			if !reused {
+				return c, nil
+			}
+			c.Close()
+		}
+		return nil, fmt.Errorf("no fresh local port to dial %s from in 100 tries", addr)
+	}
 }
 
 // TestRedissonSyncedTimeoutRetry pauses the writes of a native sentinel's master for 4.5 s
