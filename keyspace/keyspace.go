@@ -9,7 +9,7 @@
 //	T:<owner>:rwlock_timeout[:<i>]           read-write locks' reader deadlines (lockcore, redisson)
 //	redisson_lock_queue:T                    fair locks' queues (lockcore-fair, redisson-fair)
 //	redisson_lock_timeout:T                  fair locks' deadlines
-//	redisson_lock_token:T                    fenced locks' token counters (lockcore-fenced)
+//	redisson_lock_token:T                    fenced locks' token counters (lockcore-fenced, redisson-fenced)
 //	redisson_unlock_latch:T:<hex id>         the redisson driver's unlock latches (3.24+ profiles)
 //	rueidislock:<k>:P<n>                     rueidislock's keys (its key prefix, then a key number)
 //

@@ -26,7 +26,7 @@ out=${LOCKBENCH_REDISSON_OUT:-results/redisson}
 repeat=${REPEAT:-3}
 topologies=${1:-single sentinel cluster}
 loads=${2:-w1 hot waiting}
-profiles=redisson:version=3.23,redisson:version=3.43,redisson:version=3.52
+profiles=redisson:version=3.23,redisson:version=3.43,redisson:version=3.52,redisson:version=4.7
 mkdir -p "$out"
 
 for topo in $topologies; do

@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 out=${LOCKBENCH_MATRIX_OUT:-results/matrix}
 
-drivers=lockcore,lockcore-fair,lockcore-fenced,redisson,redisson-fair,naive,redislock,redsync,rueidislock
+drivers=lockcore,lockcore-fair,lockcore-fenced,redisson,redisson-fair,redisson-fenced,redisson-spin,naive,redislock,redsync,rueidislock
 for topology in single sentinel cluster; do
 	for workload in contention reentrancy rw multilock longhold; do
 		args=(--keys 100 --concurrency 16 --duration 2s --warmup 300ms --driver "$drivers")
