@@ -97,9 +97,13 @@ func TestRedissonSubsFailedEntryLeaves(t *testing.T) {
 	s := newRedissonSubs(rdb, false, redissonSubsLimits{perConn: 5, maxConns: 50, timeout: 200 * time.Millisecond})
 	defer s.close()
 	ctx := context.Background()
-	if err := admin.Do(ctx, "client", "pause", 600, "all").Err(); err != nil {
+	// Paused for longer than the subscribe timeout with room for a loaded machine to start the
+	// subscribe late (under the 3 s reply timeout, which would fail it otherwise), and resumed as
+	// soon as it has failed.
+	if err := admin.Do(ctx, "client", "pause", 1500, "all").Err(); err != nil {
 		t.Fatal(err)
 	}
+	defer admin.Do(context.Background(), "client", "unpause")
 	failed, err := s.subscribe(ctx, "fe:x", time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +111,9 @@ func TestRedissonSubsFailedEntryLeaves(t *testing.T) {
 	<-failed.done
 	if !errors.Is(failed.err, ErrRedissonSubscribeTimeout) {
 		t.Fatalf("subscribe on a paused server: %v, want a subscribe timeout", failed.err)
+	}
+	if err := admin.Do(ctx, "client", "unpause").Err(); err != nil {
+		t.Fatal(err)
 	}
 	// The paused server may still hold the first SUBSCRIBE; the second waits for it to resume.
 	var next *redissonEntry
