@@ -219,7 +219,15 @@ func (fw *redissonFairWorker) Lock(ctx context.Context, name string) error {
 		case l.profile.fairRetryNonNegative:
 			sc = rsFairLock32
 		}
-		ms, err := l.tr.eval(detach(ctx), true, sc, keys, l.leaseArg, w.field, waitArg, now).Int64()
+		// A WAIT shortfall runs RedissonFairLock's unlockInnerAsync and the attempt again, as
+		// for an RLock: the fair lock inherits RedissonLock.tryAcquireAsync0 (handleNoSync).
+		ms, err := l.lockSynced(ctx, func() *redis.Cmd {
+			return l.tr.eval(detach(ctx), true, sc, keys, l.leaseArg, w.field, waitArg, now)
+		}, func() {
+			l.unlockSend(detach(ctx), false, name, rsFairUnlock, rsFairUnlockLatched,
+				[]string{name, redissonFairQueueName(name), redissonFairTimeoutName(name), redissonChannelName(name)},
+				redissonUnlockMessage, l.leaseArg, w.field, strconv.FormatInt(time.Now().UnixMilli(), 10), l.publish)
+		}).Int64()
 		if errors.Is(err, redis.Nil) {
 			if l.wd != nil {
 				l.wd.add(name, renewLock, w.field)

@@ -151,7 +151,15 @@ func (fw *redissonFencedWorker) Lock(ctx context.Context, name string) error {
 	keys := []string{name, redissonPrefixed("redisson_lock_token", name)}
 	_, err := w.acquire(ctx, redissonChannelName(name), -1, func() (time.Duration, bool, error) {
 		l.attempts.Add(1)
-		pttl, err := l.tr.eval(detach(ctx), true, rsFencedLock, keys, l.leaseArg, w.field).Int64()
+		// lock() is RedissonLock's (tryAcquireAsync0, handleNoSync) around the fenced script: a
+		// WAIT shortfall runs RedissonLock's unlockInnerAsync and the attempt again.
+		// lockAndGetToken (LockFenced) has no handleNoSync: its shortfall is its error.
+		pttl, err := l.lockSynced(ctx, func() *redis.Cmd {
+			return l.tr.eval(detach(ctx), true, rsFencedLock, keys, l.leaseArg, w.field)
+		}, func() {
+			l.unlockSend(detach(ctx), false, name, rsUnlock, rsUnlockLatched, []string{name, redissonChannelName(name)},
+				redissonUnlockMessage, l.leaseArg, w.field, l.publish)
+		}).Int64()
 		if errors.Is(err, redis.Nil) {
 			if l.wd != nil {
 				l.wd.add(name, renewLock, w.field)

@@ -164,7 +164,15 @@ func (w *redissonRWWorker) RLock(ctx context.Context, name string) error {
 	keys := []string{name, redissonRWTimeoutPrefix(name, w.field)}
 	writeField := w.field + ":write"
 	_, err := w.acquire(ctx, redissonRWChannelName(name), -1, func() (time.Duration, bool, error) {
-		pttl, err := l.tr.eval(detach(ctx), true, rsReadLock, keys, l.leaseArg, w.field, writeField).Int64()
+		// A WAIT shortfall runs RedissonReadLock's unlockInnerAsync and the attempt again
+		// (RedissonLock.tryAcquireAsync0's handleNoSync, inherited).
+		pttl, err := l.lockSynced(ctx, func() *redis.Cmd {
+			return l.tr.eval(detach(ctx), true, rsReadLock, keys, l.leaseArg, w.field, writeField)
+		}, func() {
+			l.unlockSend(detach(ctx), false, name, rsReadUnlock, rsReadUnlockLatched,
+				[]string{name, redissonRWChannelName(name), redissonRWTimeoutPrefix(name, w.field), redissonKeyPrefix(name)},
+				redissonUnlockMessage, w.field, l.publish)
+		}).Int64()
 		return w.result(name, renewRead, w.field, pttl, err)
 	})
 	return err
@@ -176,7 +184,13 @@ func (w *redissonRWWorker) Lock(ctx context.Context, name string) error {
 	keys := []string{name}
 	writeField := w.field + ":write"
 	_, err := w.acquire(ctx, redissonRWChannelName(name), -1, func() (time.Duration, bool, error) {
-		pttl, err := l.tr.eval(detach(ctx), true, rsWriteLock, keys, l.leaseArg, writeField).Int64()
+		// A WAIT shortfall runs RedissonWriteLock's unlockInnerAsync and the attempt again.
+		pttl, err := l.lockSynced(ctx, func() *redis.Cmd {
+			return l.tr.eval(detach(ctx), true, rsWriteLock, keys, l.leaseArg, writeField)
+		}, func() {
+			l.unlockSend(detach(ctx), false, name, rsWriteUnlock, rsWriteUnlockLatched, []string{name, redissonRWChannelName(name)},
+				redissonReadUnlockMessage, l.leaseArg, writeField, l.publish)
+		}).Int64()
 		return w.result(name, renewLock, writeField, pttl, err)
 	})
 	return err

@@ -386,3 +386,67 @@ func TestRedissonSyncedTimeoutRetry(t *testing.T) {
 		must(t, workers[i].Unlock(ctx, "tr:timeout:"+v))
 	}
 }
+
+// TestRedissonSyncedShortfallKinds checks, for the 4.7 profile on a sentinel master whose
+// replicas are stopped, that the lock kinds built on RedissonLock.tryAcquireAsync0 answer a
+// WAIT shortfall as an RLock does — their own unlock script as the undo, the attempt again up to
+// retryAttempts, the shortfall as the error, the lock not left taken — and that RFencedLock's
+// lockAndGetToken, which has no handleNoSync, fails at the first attempt with the lock taken.
+func TestRedissonSyncedShortfallKinds(t *testing.T) {
+	t.Parallel()
+	s := redistest.NewSentinel(t)
+	master := sentinelMaster(t, s)
+	replicas := replicasOf(t, master)
+	rdb := inspect(t, master)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	open := func(spec string, needs drivers.Kind) drivers.Worker {
+		d, err := drivers.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: s.MasterName(),
+			Concurrency: 1, Lease: drivers.RedissonDefaultLease, Needs: needs}
+		return openDriver(t, d, cfg).NewWorker()
+	}
+	cases := []struct {
+		name     string
+		call     func(key string) error
+		attempts int
+		kept     bool
+	}{
+		{"fair", func(key string) error { return open("redisson-fair:version=4.7", drivers.KindFair).Lock(ctx, key) }, 5, false},
+		{"write", func(key string) error {
+			return open("redisson:version=4.7", drivers.KindRW).(drivers.RWWorker).Lock(ctx, key)
+		}, 5, false},
+		{"read", func(key string) error {
+			return open("redisson:version=4.7", drivers.KindRW).(drivers.RWWorker).RLock(ctx, key)
+		}, 5, false},
+		{"fenced-lock", func(key string) error { return open("redisson-fenced:version=4.7", drivers.KindFenced).Lock(ctx, key) }, 5, false},
+		{"fenced-token", func(key string) error {
+			_, err := open("redisson-fenced:version=4.7", drivers.KindFenced).(drivers.FencedWorker).LockFenced(ctx, key)
+			return err
+		}, 1, true},
+	}
+	errs := make([]error, len(cases))
+	resume := pause(t, s, replicas)
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Go(func() { errs[i] = c.call("tr:kinds:" + c.name) })
+	}
+	wg.Wait()
+	resume()
+	for i, c := range cases {
+		var ns *drivers.RedissonNotSyncedError
+		if !errors.As(errs[i], &ns) || !errors.Is(errs[i], drivers.ErrRedissonNotSynced) {
+			t.Errorf("%s: err = %v, want a RedissonNotSyncedError", c.name, errs[i])
+			continue
+		}
+		if ns.Attempts != c.attempts {
+			t.Errorf("%s: %d attempts, want %d", c.name, ns.Attempts, c.attempts)
+		}
+		if held := rdb.Exists(ctx, "tr:kinds:"+c.name).Val() == 1; held != c.kept {
+			t.Errorf("%s: lock left taken = %v, want %v", c.name, held, c.kept)
+		}
+	}
+}
