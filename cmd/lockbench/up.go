@@ -171,24 +171,9 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 		logf("%v", err)
 		return exitFailure
 	}
-	writeUpSummary(stdout, st)
+	st.WriteSummary(stdout)
 	logf("%s is up (pid %d): stop it with Ctrl-C or 'lockbench down --name %s'", f.spec, st.Pid, f.name)
 
 	<-ctx.Done()
 	return exitOK
-}
-
-// writeUpSummary prints what a started topology is, one "key value" line each, for people and
-// for scripts (awk '$1=="addr"{print $2}').
-func writeUpSummary(w io.Writer, st kept.State) {
-	fmt.Fprintf(w, "name        %s\n", st.Name)
-	fmt.Fprintf(w, "topology    %s\n", st.Topology)
-	for _, n := range st.Description.Nodes {
-		fmt.Fprintf(w, "node        %s %s\n", n.Addr, n.Role)
-	}
-	fmt.Fprintf(w, "addr        %s\n", strings.Join(st.Addrs, ","))
-	if st.Description.MasterName != "" {
-		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
-	}
-	fmt.Fprintf(w, "run         %s\n", st.RunLine())
 }
