@@ -39,8 +39,8 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 		tgt.close()
 		return nil, nil, code
 	}
-	if msg := f.faultFlags.checkAttached(tgt.Target, f.faultLayout()); msg != "" {
-		return fail(msg, exitUsage) // nothing was measured
+	if err := f.faultCheck().CheckAttached(tgt.Target); err != nil {
+		return fail(err.Error(), exitUsage) // nothing was measured
 	}
 	if !tgt.prefixAllowed(ctx, cmd, f.cfg.KeyPrefix, ui, stderr) {
 		return fail("", exitUsage) // nothing was measured

@@ -234,7 +234,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	attached := len(f.addrs) > 0
 	var checks []func() string
 	if fleetCommand(command) {
-		checks = append(checks, func() string { return f.fleet.check(fs, command) })
+		checks = append(checks, func() string { return f.fleet.check(fs, command, f.net.String()) })
 		if command == cmdWorker {
 			checks = append(checks, func() string { return checkWorker(fs, f) })
 		}
@@ -244,7 +244,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string {
-			return f.faultFlags.check(f.repeat*len(f.drivers), attached, f.spec, f.provider, f.faultLayout())
+			return f.faultFlags.check(f.faultCheck())
 		}, func() string { return checkGenerators(fs, f) })
 	}
 	checks = append(checks, func() string { return f.metrics.check(fs, command, f.fleet.procs) })
