@@ -287,36 +287,14 @@ func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
 	if msg := f.gens.check(fs); msg != "" || !f.gens.docker() {
 		return msg
 	}
-	switch {
-	case f.provider == target.ProviderDocker && f.spec.Kind == compose.KindCluster:
-		return "--generators docker cannot reach --provider docker's cluster: its nodes run on the host's network, on loopback; use the native provider (its servers then bind on the generators' network)"
-	case f.conn.startSecure:
-		return "--generators docker with --auth or --tls is not supported: the certificates and password files lockbench makes are on this host, which the containers cannot read"
-	case f.net.cond != nil:
-		return "--net is not available with --generators docker: its proxies listen on this host's loopback, which the containers cannot reach"
-	case f.cpuprof != "" || f.tracefile != "":
-		return "--cpuprofile and --trace are not available with --generators docker: the profiles would stay in the removed containers"
-	case f.metrics.addr != "":
-		return "--metrics-addr is not available with --generators docker: the generators' endpoints would be inside their containers"
-	}
-	for _, a := range f.conn.child {
-		if strings.HasPrefix(a, "--tls") {
-			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
-		}
-	}
 	if f.referee.addr == "" {
 		f.referee.addr = refereeNative
 	}
-	switch {
-	case f.referee.addr != refereeNative && bench.OnLoopback(f.referee.addr):
-		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
-	case f.collect.addr != "" && bench.OnLoopback(f.collect.addr):
-		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
-	}
-	for _, a := range f.addrs {
-		if bench.OnLoopback(a) {
-			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
-		}
+	c := bench.DockerCheck{Provider: f.provider, Topology: f.spec, Secure: f.conn.startSecure, Net: f.net.cond != nil,
+		Profiles: f.cpuprof != "" || f.tracefile != "", Metrics: f.metrics.addr != "", ConnArgs: f.conn.child,
+		Referee: f.referee.addr, Collect: f.collect.addr, Addrs: f.addrs}
+	if err := c.Check(); err != nil {
+		return err.Error()
 	}
 	return f.gens.checkImage(f.flagsOnly)
 }
