@@ -240,7 +240,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 		}
 		checks = append(checks, func() string { return f.collect.check(command, f.fleet.procs) },
 			func() string { return f.resource.check(command, f.workload, &f.referee) }, // before the referee's: it may ask for one
-			func() string { return f.referee.check(command, f.collect.runID) })
+			func() string { return f.referee.check(command) })
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string {
@@ -250,7 +250,6 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, command, f.fleet.procs) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, command, f.thresholds, f.fleet.procs) },
-			f.stall.check,
 			func() string { return f.pin.check(fs, f.spec, attached) })
 	}
 	for _, check := range checks {
