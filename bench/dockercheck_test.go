@@ -31,3 +31,14 @@ func TestDockerCheck(t *testing.T) {
 		}
 	}
 }
+
+// CheckGeneratorImage refuses a bad reference; offline it asks no engine.
+func TestCheckGeneratorImage(t *testing.T) {
+	t.Parallel()
+	if err := CheckGeneratorImage("Bad Ref", true); !errors.Is(err, ErrBadSpec) || !strings.HasPrefix(err.Error(), "--generator-image: ") {
+		t.Errorf("bad reference: %v; want ErrBadSpec naming --generator-image", err)
+	}
+	if err := CheckGeneratorImage("lockbench/lockbench:local", true); err != nil {
+		t.Errorf("offline, a good reference: %v", err)
+	}
+}

@@ -295,7 +295,10 @@ func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
 	if err := c.Check(); err != nil {
 		return err.Error()
 	}
-	return f.gens.checkImage(f.flagsOnly)
+	if err := bench.CheckGeneratorImage(f.gens.image, f.flagsOnly); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // topologySpec reads --topology and --master-name, as run, sweep, worker and check take them.
