@@ -56,7 +56,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if len(f.addrs) == 0 {
 		return bad("give the deployment's --addr")
 	}
-	spec, err := topologySpec(fs.FlagSet, f.topology, f.masterName)
+	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
 	if err != nil {
 		return bad("%v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
@@ -155,7 +154,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
 		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
 	}
-	spec, err := topologySpec(fs, f.topology, f.masterName)
+	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -172,7 +171,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		if f.provider != target.ProviderDocker {
 			return bad("--image is for --provider docker")
 		}
-		if err := checkImageRef(f.image); err != nil {
+		if err := docker.CheckImageRef(f.image); err != nil {
 			return bad("--image: %v", err)
 		}
 	}
@@ -299,22 +298,4 @@ func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
 		return err.Error()
 	}
 	return ""
-}
-
-// topologySpec reads --topology and --master-name, as run, sweep, worker and check take them.
-func topologySpec(fs *pflag.FlagSet, topology, masterName string) (compose.Spec, error) {
-	spec, err := compose.ParseSpec(topology)
-	if err != nil {
-		return spec, fmt.Errorf("--topology: %v", err)
-	}
-	if fs.Changed("master-name") {
-		if spec.Kind != compose.KindSentinel {
-			return spec, fmt.Errorf("--master-name is for --topology sentinel, not %s", spec)
-		}
-		if strings.TrimSpace(masterName) == "" || strings.ContainsFunc(masterName, unicode.IsSpace) {
-			return spec, fmt.Errorf("--master-name %q: want a sentinel master name without spaces", masterName)
-		}
-		spec.MasterName = masterName
-	}
-	return spec, nil
 }
