@@ -134,3 +134,23 @@ func serveWorkerMetrics(wm WorkerMetrics, rep Reporter) (*Metrics, error) {
 	}
 	return m, nil
 }
+
+// Check returns what is wrong with spec before anything is served, as an error wrapping
+// ErrBadSpec that names lockbench's flags: the address (metrics.CheckAddr), a negative Linger
+// and, with Procs > 1, the generator processes' ports (CheckGeneratorAddrs). An empty Addr
+// serves nothing and passes.
+func (spec MetricsSpec) Check() error {
+	if spec.Addr == "" {
+		return nil
+	}
+	if _, err := metrics.CheckAddr(spec.Addr); err != nil {
+		return bad("--metrics-addr: %v", err)
+	}
+	if spec.Linger < 0 {
+		return bad("--metrics-linger %v must not be negative", spec.Linger)
+	}
+	if spec.Procs > 1 {
+		return CheckGeneratorAddrs(spec.Addr, spec.Procs)
+	}
+	return nil
+}

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
 
 	"github.com/lockbench/lockbench/compose"
@@ -79,4 +81,59 @@ func mastersOf(spec compose.Spec) int {
 		return spec.Masters
 	}
 	return 1
+}
+
+// PlaceRequest is a CPU placement as a user asks for it: lockbench run's and sweep's --pin
+// (Mode), --server-cpus and --client-cpus (taskset lists: 1, 2-3, 1,3). Given reports whether
+// the flag of that name was set.
+type PlaceRequest struct {
+	Mode           string
+	Server, Client string
+	Given          func(flag string) bool
+}
+
+// Resolve checks r, parses its lists against the CPUs this process may use, and decides with
+// Place where spec's servers (none of them lockbench's when attached) and lockbench run. The
+// error wraps ErrBadSpec and names the flag.
+func (r PlaceRequest) Resolve(spec compose.Spec, attached bool) (server, client pin.CPUs, pl *results.Placement, err error) {
+	switch r.Mode {
+	case PinAuto, PinOff:
+	default:
+		return nil, nil, nil, bad("--pin %q: want auto or off", r.Mode)
+	}
+	if attached && r.Given("server-cpus") {
+		return nil, nil, nil, bad("--server-cpus places the servers lockbench starts; with --addr lockbench does not own the servers (place them where they run, e.g. taskset or docker --cpuset-cpus)")
+	}
+	if r.Mode == PinOff && (r.Given("server-cpus") || r.Given("client-cpus")) {
+		return nil, nil, nil, bad("--pin off places nothing: drop it, or drop --server-cpus/--client-cpus")
+	}
+	avail, err := pin.Available()
+	if err != nil {
+		return nil, nil, nil, &badSpec{msg: err.Error(), cause: err}
+	}
+	if r.Given("server-cpus") {
+		if server, err = parseCPUs("server-cpus", r.Server, avail); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if r.Given("client-cpus") {
+		if client, err = parseCPUs("client-cpus", r.Client, avail); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	server, client, pl = Place(r.Mode, server, client, spec, attached, avail)
+	return server, client, pl, nil
+}
+
+// parseCPUs reads the CPU list of flag --name, which this process must be able to use
+// (pin.ParseUsable).
+func parseCPUs(name, list string, avail pin.CPUs) (pin.CPUs, error) {
+	cpus, err := pin.ParseUsable(list, avail)
+	switch {
+	case errors.Is(err, pin.ErrNotAvailable):
+		return nil, &badSpec{msg: "--" + name + " " + err.Error(), cause: err}
+	case err != nil:
+		return nil, &badSpec{msg: fmt.Sprintf("--%s: %v", name, err), cause: err}
+	}
+	return cpus, nil
 }

@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"errors"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/compose"
@@ -57,5 +60,31 @@ func TestPlace(t *testing.T) {
 		if got.ServerCPUs != server.String() && tc.mode != PinOff || got.ClientCPUs != client.String() && tc.mode != PinOff {
 			t.Errorf("%s: CPUs %s and %s; the placement says %q and %q", tc.name, server, client, got.ServerCPUs, got.ClientCPUs)
 		}
+	}
+}
+
+// PlaceRequest.Resolve refuses a bad mode, --server-cpus on an attached deployment and lists
+// with --pin off, naming the flags.
+func TestPlaceRequestRefuses(t *testing.T) {
+	t.Parallel()
+	given := func(names ...string) func(string) bool {
+		return func(n string) bool { return slices.Contains(names, n) }
+	}
+	single := compose.Spec{Kind: compose.KindSingle}
+	for _, tc := range []struct {
+		r        PlaceRequest
+		attached bool
+		want     string
+	}{
+		{PlaceRequest{Mode: "on", Given: given()}, false, `--pin "on": want auto or off`},
+		{PlaceRequest{Mode: PinAuto, Server: "0", Given: given("server-cpus")}, true, "--server-cpus places the servers lockbench starts"},
+		{PlaceRequest{Mode: PinOff, Client: "0", Given: given("client-cpus")}, false, "--pin off places nothing"},
+	} {
+		if _, _, _, err := tc.r.Resolve(single, tc.attached); !errors.Is(err, ErrBadSpec) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want ErrBadSpec, %q", tc.r, err, tc.want)
+		}
+	}
+	if _, _, pl, err := (PlaceRequest{Mode: PinOff, Given: given()}).Resolve(single, false); err != nil || pl == nil || pl.Mode != PinOff {
+		t.Errorf("--pin off: %+v, %v", pl, err)
 	}
 }

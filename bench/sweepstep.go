@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -68,4 +69,50 @@ func OverSLO(slo sweep.SLO, after time.Duration) func(driver string, l workloads
 		}
 		return fmt.Sprintf("%s %v over the SLO's %v after %.1fs", slo.Name, v, slo.Limit, l.Elapsed.Seconds())
 	}
+}
+
+// Sweep runs the sweep o on t, into file: each step a run of a session of spec (SweepSteps),
+// whose cleanups are not recorded in file, and with spec.AbortOnFail a step stops once it is
+// already past o.SLO (OverSLO, after spec.AbortAfter) rather than on thresholds. o's Step is
+// Sweep's; its Progress is the caller's. file gets the deployment's version and topology, the
+// runs, the sweep record, the skips, and Complete when neither ctx nor an error ended the sweep
+// early; an attached deployment is cleaned of the last step's keys. A session spec refuses
+// returns a nil Outcome and an error wrapping ErrBadSpec, before anything ran; otherwise the
+// error is sweep.Run's, said on opts.Reporter, with what was measured in the Outcome (nil when
+// o was refused).
+func Sweep(ctx context.Context, t *target.Target, spec Spec, o sweep.Options, opts Options, file *results.File) (*sweep.Outcome, error) {
+	file.RedisVersion = t.RedisVersion(ctx)
+	file.Topology = t.Info()
+	abort := spec.AbortOnFail
+	spec.AbortOnFail = false // a sweep stops a step on its SLO (OverSLO), not on thresholds
+	if o.Mode == results.SweepRate && len(o.Loads) > 0 {
+		// Validated at a step's rate, as every step runs (SweepSteps.Run sets its own): without
+		// one, an open loop's Arrival would be refused.
+		spec.Config.Rate = o.Loads[0]
+	}
+	opts.File = &results.File{} // the steps' cleanups are not recorded, as before bench
+	session, err := NewSession(t, spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	steps := &SweepSteps{Session: session, Mode: o.Mode, Skipped: &file.Skipped}
+	if abort {
+		steps.Abort = OverSLO(o.SLO, spec.AbortAfter)
+	}
+	o.Step = steps.Run
+	out, err := sweep.Run(ctx, o)
+	if err != nil {
+		opts.Reporter.Line("lockbench sweep: %v", err)
+	}
+	if t.Attached() && out != nil && len(out.Runs) > 0 {
+		// As in a run: a deployment that stays up would keep the last step's keys.
+		if _, err := t.Clean(context.WithoutCancel(ctx), spec.Config.KeyPrefix, file.Cleanup); err != nil {
+			opts.Reporter.Line("warning: lockbench's keys for --key-prefix %q may remain: %v", spec.Config.KeyPrefix, err)
+		}
+	}
+	if out != nil {
+		file.Runs, file.Sweep = out.Runs, &out.Sweep
+		file.Complete = ctx.Err() == nil && err == nil && out.Complete()
+	}
+	return out, err
 }

@@ -71,3 +71,20 @@ func TestOverSLO(t *testing.T) {
 		}
 	}
 }
+
+// Sweep runs every step into the file, records the sweep and the deployment, and refuses a
+// spec the session refuses before anything runs.
+func TestSweep(t *testing.T) {
+	t.Parallel()
+	tg := openSingle(t)
+	o := sweep.Options{Mode: results.SweepConcurrency, Loads: []float64{1, 2}, Drivers: []string{"lockcore"},
+		SLO: sweep.SLO{Name: "p99", Percentile: 99, Limit: time.Second}, Rounds: 1, MaxRounds: 1}
+	file := &results.File{}
+	out, err := Sweep(t.Context(), tg, Spec{Drivers: []string{"lockcore"}, Config: short()}, o, Options{Reporter: &lines{}}, file)
+	if err != nil || out == nil || len(file.Runs) != 2 || file.Sweep == nil || !file.Complete || file.RedisVersion == "" {
+		t.Errorf("Sweep: %v; file: %d runs, sweep %v, complete %v, version %q; want 2 complete steps", err, len(file.Runs), file.Sweep != nil, file.Complete, file.RedisVersion)
+	}
+	if out, err := Sweep(t.Context(), tg, Spec{}, o, Options{Reporter: &lines{}}, &results.File{}); out != nil || !errors.Is(err, ErrBadSpec) {
+		t.Errorf("Sweep(no drivers) = %v, %v; want nil, ErrBadSpec", out, err)
+	}
+}

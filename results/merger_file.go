@@ -1,6 +1,11 @@
 package results
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
 
 // FileMerger merges the result files of the generator processes of one run (lockbench worker)
 // one at a time into one file, as lockbench run --procs writes it: one merged run (see Merger),
@@ -78,4 +83,60 @@ func (g *FileMerger) File() (*File, error) {
 	out.Runs = []Run{run}
 	out.Complete = out.Complete && run.Complete
 	return &out, nil
+}
+
+// AddFiles reads the result files at paths one at a time and adds each (Add): memory holds one
+// file however many there are. The error names the file a mismatch was found in.
+func (g *FileMerger) AddFiles(paths []string) error {
+	for _, path := range paths {
+		f, err := ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := g.Add(f); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// MismatchText is err in lockbench merge's words: an error wrapping ErrFleetMismatch says the
+// results are not the processes of one run, and why; any other is its text.
+func MismatchText(err error) string {
+	msg := err.Error()
+	if errors.Is(err, ErrFleetMismatch) {
+		msg = strings.Replace(msg, ErrFleetMismatch.Error()+": ", "", 1)
+		msg = "the results are not the processes of one run: " + msg
+	}
+	return msg
+}
+
+// WriteMerged writes the tables of a merged file's runs to w, as lockbench merge prints them:
+// the summary, the checkers, the protected resource and fairness. The error joins those that
+// could not be written, each named ("summary: …").
+func WriteMerged(w io.Writer, merged *File) error {
+	if len(merged.Runs) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, t := range []struct {
+		name  string
+		write func(io.Writer, []Run) error
+	}{{"summary", WriteSummary}, {"checkers", WriteCheckers}, {"resource", WriteResource}, {"fairness", WriteFairness}} {
+		if err := t.write(w, merged.Runs); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Processes returns how many processes' results the runs of f merge (Fleet.Processes).
+func (f *File) Processes() int {
+	n := 0
+	for _, r := range f.Runs {
+		if r.Fleet != nil {
+			n += len(r.Fleet.Processes)
+		}
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,26 @@ func TestStartSpreadWarnsAboveWarmup(t *testing.T) {
 	parts[1].Fleet.Processes[0].Clock.Source = ClockLocal
 	if m, _ := MergeProcesses(parts); m.Fleet.StartSpreadMS != 0 || len(m.Fleet.Warnings) != 0 {
 		t.Errorf("a process on its own clock: spread %g, warnings %q; want none by the deployment's clock", m.Fleet.StartSpreadMS, m.Fleet.Warnings)
+	}
+}
+
+// MismatchText rewords a fleet mismatch and leaves other errors alone; Processes counts the
+// processes of the runs; WriteMerged writes nothing for a file without runs.
+func TestMismatchTextProcesses(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("a.json: %w: field seed differs", ErrFleetMismatch)
+	if got, want := MismatchText(err), "the results are not the processes of one run: a.json: field seed differs"; got != want {
+		t.Errorf("MismatchText = %q; want %q", got, want)
+	}
+	if got := MismatchText(errors.New("other")); got != "other" {
+		t.Errorf("MismatchText(other) = %q", got)
+	}
+	f := &File{Runs: []Run{{Fleet: &Fleet{Processes: make([]ProcessResult, 3)}}, {}}}
+	if n := f.Processes(); n != 3 {
+		t.Errorf("Processes = %d; want 3", n)
+	}
+	var b strings.Builder
+	if err := WriteMerged(&b, &File{}); err != nil || b.Len() != 0 {
+		t.Errorf("WriteMerged(no runs) = %v, %q", err, b.String())
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/target"
 	"io"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/target"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/preflight"
@@ -54,7 +56,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if len(f.addrs) == 0 {
 		return bad("give the deployment's --addr")
 	}
-	spec, err := topologySpec(fs.FlagSet, f.topology, f.masterName)
+	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -79,9 +81,9 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
-	refuse, warn := tgt.checkPrefixACL(ctx, f.cfg.KeyPrefix)
-	if refuse != "" {
-		fmt.Fprintf(stderr, "lockbench check: %s\n", refuse)
+	warn, err := bench.KeyAccess(ctx, tgt.Target, f.cfg.KeyPrefix)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
 		return exitUsage
 	}
 	d := tgt.Deployment(ctx, f.cfg.Concurrency)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/lockbench/lockbench/kept"
@@ -72,33 +70,9 @@ func downCommand(args []string, stdout, stderr io.Writer) int {
 	if flagsOnly(stdout) {
 		return exitOK
 	}
-	var paths []string
-	if f.all {
-		var err error
-		if paths, err = kept.Files(f.stateDir); err != nil {
-			fmt.Fprintf(stderr, "lockbench down: %v\n", err)
-			return exitFailure
-		}
-	} else if _, err := os.Stat(kept.Path(f.stateDir, f.name)); err == nil {
-		paths = []string{kept.Path(f.stateDir, f.name)}
+	if err := kept.StopAll(stdout, f.stateDir, f.name, f.all, f.timeout); err != nil {
+		printErrors(stderr, "down", err)
+		return exitFailure
 	}
-	if len(paths) == 0 {
-		if f.all {
-			fmt.Fprintln(stdout, "nothing running")
-		} else {
-			fmt.Fprintf(stdout, "nothing running as %q\n", f.name)
-		}
-		return exitOK
-	}
-	code = exitOK
-	for _, p := range paths {
-		stopping, err := kept.Stop(p, f.timeout)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockbench down: %v\n", err)
-			code = exitFailure
-			continue
-		}
-		fmt.Fprintln(stdout, stopping)
-	}
-	return code
+	return exitOK
 }

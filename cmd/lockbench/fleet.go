@@ -3,13 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/faults"
-	"github.com/lockbench/lockbench/netem"
 	"github.com/spf13/pflag"
 )
 
@@ -36,11 +32,12 @@ type fleetFlags struct {
 	slotEnv     string   // --task-slot-env
 	stallTexts  []string // the worker's --stall AT+FOR
 	stalls      []bench.Stall
-	// procNets is run's --net-proc I:SPEC, procNet the conditions it gives process I (over
-	// --net); fleetNet is the worker's --fleet-net, the whole fleet's conditions as its result
-	// records them (see netOfFleet).
+	// procNets is run's --net-proc I:SPEC; after check, nets are every process's conditions
+	// and runNet the run's, as bench.ProcNets makes them. fleetNet is the worker's --fleet-net,
+	// the whole fleet's conditions as its result records them.
 	procNets []string
-	procNet  map[int]netem.Conditions
+	nets     []string
+	runNet   string
 	fleetNet string
 }
 
@@ -65,27 +62,26 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 }
 
 // check returns what is wrong with the fleet flags of cmd, or "": run's --procs and
-// --net-proc; the worker's flags as they are written (a task slot, a time, AT+FOR). What the
-// spec they make may be is bench.WorkerSpec.Validate's.
-func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd string) string {
+// --net-proc (over net, --net); the worker's flags as they are written (a task slot, a time,
+// AT+FOR). What the spec they make may be is bench.WorkerSpec.Validate's.
+func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd, net string) string {
 	if ff.procs < 1 || ff.procs > maxProcs {
 		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, maxProcs)
 	}
+	var err error
 	if cmd == cmdRun {
-		return ff.checkProcNets()
+		if ff.nets, ff.runNet, err = bench.ProcNets(ff.procNets, ff.procs, net); err != nil {
+			return err.Error()
+		}
+		return ""
 	}
 	if ff.slotEnv != "" {
-		// Swarm expands templates in a service's environment, not in its command, and counts
-		// slots from 1.
 		if fs.Changed("index") {
 			return "give --index or --task-slot-env, not both"
 		}
-		v := os.Getenv(ff.slotEnv)
-		slot, err := strconv.Atoi(v)
-		if err != nil || slot < 1 || slot > ff.procs {
-			return fmt.Sprintf("--task-slot-env %s: the variable holds %q; want a task slot, 1 to %d (--procs %d)", ff.slotEnv, v, ff.procs, ff.procs)
+		if ff.index, err = bench.SlotIndex(ff.slotEnv, os.Getenv(ff.slotEnv), ff.procs); err != nil {
+			return err.Error()
 		}
-		ff.index = slot - 1
 	}
 	if ff.startAtText != "" {
 		t, err := bench.ParseStartAt(ff.startAtText)
@@ -94,69 +90,8 @@ func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd string) string {
 		}
 		ff.startAt = t
 	}
-	for _, v := range ff.stallTexts {
-		flt, err := faults.Parse(fmt.Sprintf("%s:%s%d@%s", faults.Stall, faults.RoleGen, ff.index+1, v))
-		if err != nil {
-			return fmt.Sprintf("--stall %q: want AT+FOR, e.g. 3s+2s: %v", v, err)
-		}
-		ff.stalls = append(ff.stalls, bench.Stall{At: flt.At, For: flt.For})
+	if ff.stalls, err = bench.ParseStalls(ff.stallTexts, ff.index); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-// checkProcNets parses run's --net-proc into ff.procNet, and returns the message for a bad one,
-// or "".
-func (ff *fleetFlags) checkProcNets() string {
-	if len(ff.procNets) == 0 {
-		return ""
-	}
-	if ff.procs < 2 {
-		return "--net-proc gives one of several generator processes its own network conditions: give --procs 2 or more"
-	}
-	ff.procNet = make(map[int]netem.Conditions, len(ff.procNets))
-	for _, v := range ff.procNets {
-		idx, spec, ok := strings.Cut(v, ":")
-		i, err := strconv.Atoi(idx)
-		if !ok || err != nil {
-			return fmt.Sprintf("--net-proc %q: want INDEX:SPEC, e.g. 1:latency=5ms", v)
-		}
-		if i < 0 || i >= ff.procs {
-			return fmt.Sprintf("--net-proc %q: process %d, want 0 to %d (--procs %d)", v, i, ff.procs-1, ff.procs)
-		}
-		if _, dup := ff.procNet[i]; dup {
-			return fmt.Sprintf("--net-proc: process %d given twice", i)
-		}
-		c, err := netem.Parse(spec)
-		if err != nil {
-			return fmt.Sprintf("--net-proc %q: %s", v, strings.TrimPrefix(err.Error(), netem.ErrSpec.Error()+": "))
-		}
-		ff.procNet[i] = c
-	}
-	return ""
-}
-
-// netOfProc is the conditions generator process i puts on its connections: its --net-proc, else
-// net (--net); "" for none.
-func (ff *fleetFlags) netOfProc(i int, net string) string {
-	if c, ok := ff.procNet[i]; ok {
-		return c.String()
-	}
-	return net
-}
-
-// netOfFleet is the network conditions of a run as its result records them (results.Run.Net):
-// net (--net) alone, or with --net-proc every process's, "0: none; 1: latency=5ms".
-func (ff *fleetFlags) netOfFleet(net string) string {
-	if len(ff.procNet) == 0 {
-		return net
-	}
-	parts := make([]string, ff.procs)
-	for i := range parts {
-		n := ff.netOfProc(i, net)
-		if n == "" {
-			n = "none"
-		}
-		parts[i] = fmt.Sprintf("%d: %s", i, n)
-	}
-	return strings.Join(parts, "; ")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/collect"
@@ -90,12 +89,12 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 		g := results.NewFileMerger(version, command)
-		if err := addFiles(g, fs.Args()); err != nil {
-			return bad("%s", mismatchText(err))
+		if err := g.AddFiles(fs.Args()); err != nil {
+			return bad("%s", results.MismatchText(err))
 		}
 		var err error
 		if merged, err = g.File(); err != nil {
-			return bad("%s", mismatchText(err))
+			return bad("%s", results.MismatchText(err))
 		}
 	}
 	return writeMerged(merged, *out, missing, stdout, stderr)
@@ -124,35 +123,10 @@ func mergeFrom(opt collect.Options, runID string, expect int, command []string, 
 		fmt.Fprintf(stderr, "lockbench merge: %v\n", conn.RedactURL(err.Error()))
 		return nil, exitFailure, nil // the store did not answer: nothing wrong with the input
 	case err != nil:
-		fmt.Fprintf(stderr, "lockbench merge: %s\nRun 'lockbench merge --help' for usage.\n", mismatchText(err))
+		fmt.Fprintf(stderr, "lockbench merge: %s\nRun 'lockbench merge --help' for usage.\n", results.MismatchText(err))
 		return nil, exitUsage, nil
 	}
 	return merged, exitOK, nil
-}
-
-// addFiles reads the result files one at a time and adds each to g, which keeps what it merged
-// and not the file: memory holds one file however many there are.
-func addFiles(g *results.FileMerger, paths []string) error {
-	for _, path := range paths {
-		f, err := results.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if err := g.Add(f); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	return nil
-}
-
-// mismatchText says what ErrFleetMismatch means in merge's words.
-func mismatchText(err error) string {
-	msg := err.Error()
-	if errors.Is(err, results.ErrFleetMismatch) {
-		msg = strings.Replace(msg, results.ErrFleetMismatch.Error()+": ", "", 1)
-		msg = "the results are not the processes of one run: " + msg
-	}
-	return msg
 }
 
 // writeMerged writes the merged file and its summary, and returns merge's exit code.
@@ -161,27 +135,8 @@ func writeMerged(merged *results.File, out string, missing error, stdout, stderr
 		fmt.Fprintf(stderr, "lockbench merge: %v\n", err)
 		return exitFailure
 	}
-	if len(merged.Runs) > 0 {
-		if err := results.WriteSummary(stdout, merged.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench merge: summary: %v\n", err)
-		}
-		if err := results.WriteCheckers(stdout, merged.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench merge: checkers: %v\n", err)
-		}
-		if err := results.WriteResource(stdout, merged.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench merge: resource: %v\n", err)
-		}
-		if err := results.WriteFairness(stdout, merged.Runs); err != nil {
-			fmt.Fprintf(stderr, "lockbench merge: fairness: %v\n", err)
-		}
-	}
-	n := 0
-	for _, r := range merged.Runs {
-		if r.Fleet != nil {
-			n += len(r.Fleet.Processes)
-		}
-	}
-	fmt.Fprintf(stderr, "merged %d results into %s\n", n, out)
+	printErrors(stderr, "merge", results.WriteMerged(stdout, merged))
+	fmt.Fprintf(stderr, "merged %d results into %s\n", merged.Processes(), out)
 	for _, r := range merged.Runs {
 		if r.Fleet != nil {
 			for _, w := range r.Fleet.Warnings {

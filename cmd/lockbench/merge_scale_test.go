@@ -78,7 +78,7 @@ func workerResults(t *testing.T, n int) ([]string, *results.File) {
 	return paths, one
 }
 
-// measuredMerge merges paths as lockbench merge does (addFiles, then the merged file written
+// measuredMerge merges paths as lockbench merge does (FileMerger.AddFiles, then the merged file written
 // with its summary), and returns the merged file, the peak of the live heap above where it
 // started, the live heap the merger keeps once it has every result, and the time it took.
 func measuredMerge(t *testing.T, paths []string) (m *results.File, peak, kept uint64, took time.Duration) {
@@ -88,7 +88,7 @@ func measuredMerge(t *testing.T, paths []string) (m *results.File, peak, kept ui
 	stop := heapPeak()
 	began := time.Now()
 	g := results.NewFileMerger(version, nil)
-	if err := addFiles(g, paths); err != nil {
+	if err := g.AddFiles(paths); err != nil {
 		t.Fatal(err)
 	}
 	paused := time.Now()

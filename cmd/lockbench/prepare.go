@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
 	"github.com/lockbench/lockbench/results"
@@ -33,21 +34,20 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 		return nil, nil, exitFailure
 	}
 	fail := func(msg string, code int) (*runTarget, *results.File, int) {
-		if msg != "" {
-			fmt.Fprintf(stderr, "lockbench %s: %s\n", cmd, msg)
-		}
+		fmt.Fprintf(stderr, "lockbench %s: %s\n", cmd, msg)
 		tgt.close()
 		return nil, nil, code
 	}
-	if msg := f.faultFlags.checkAttached(tgt.Target, f.faultLayout()); msg != "" {
-		return fail(msg, exitUsage) // nothing was measured
-	}
-	if !tgt.prefixAllowed(ctx, cmd, f.cfg.KeyPrefix, ui, stderr) {
-		return fail("", exitUsage) // nothing was measured
+	cleanup, err := bench.CheckAttached(ctx, tgt.Target, f.faultCheck(), f.cfg.KeyPrefix, f.keyspace.cleanExisting, ui)
+	switch {
+	case errors.Is(err, bench.ErrBadSpec):
+		return fail(err.Error(), exitUsage) // nothing was measured or deleted
+	case err != nil:
+		return fail(err.Error(), exitFailure)
 	}
 	file := results.NewFile(version, conn.RedactArgs(os.Args))
-	if msg, code := f.keyspace.checkAttached(ctx, tgt.Target, f.cfg.KeyPrefix, file, ui); msg != "" {
-		return fail(msg, code) // before anything ran or was deleted
+	if cleanup != nil {
+		file.Cleanup = cleanup
 	}
 	file.Placement = f.pin.placement
 	return tgt, file, exitOK

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lockbench/lockbench/target"
 	"io"
+
+	"github.com/lockbench/lockbench/target"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/results"
@@ -212,19 +213,4 @@ func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io
 		}
 	}
 	return true
-}
-
-// printErrors prints each of the errors err joins (errors.Join) on its own line, as lockbench
-// cmd's.
-func printErrors(stderr io.Writer, cmd string, err error) {
-	if err == nil {
-		return
-	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, e)
-	}
 }

@@ -28,15 +28,13 @@ func (a *abortFlags) add(fs *pflag.FlagSet, cmd string) {
 }
 
 // check returns what is wrong with the flags of cmd, or "": run checks ths, its thresholds,
-// while measuring, in one process (procs).
+// while measuring, in one process (procs). A negative --abort-after is bench.Spec.Validate's.
 func (a *abortFlags) check(fs *pflag.FlagSet, cmd string, ths []thresholds.Threshold, procs int) string {
 	switch {
 	case !a.on && fs.Changed("abort-after"):
 		return "--abort-after needs --abort-on-fail"
 	case !a.on:
 		return ""
-	case a.after < 0:
-		return fmt.Sprintf("--abort-after %v must not be negative", a.after)
 	case cmd == cmdSweep:
 		return "" // the SLO, always given or defaulted
 	case len(ths) == 0:

@@ -41,11 +41,8 @@ func (c *collectFlags) check(cmd string, procs int) string {
 	if _, err := collect.Settings(collect.Options{Addr: c.addr, CAFile: c.caFile}); err != nil {
 		return "--collect: " + err.Error()
 	}
-	switch {
-	case cmd == cmdRun && procs < 2:
+	if cmd == cmdRun && procs < 2 {
 		return "--collect is where generator processes hand back their results: give --procs N (2 or more)"
-	case cmd == cmdWorker && c.runID == "":
-		return "--collect needs --run ID: the id every worker of the run shares, for lockbench merge --from ADDR --run ID"
 	}
-	return ""
+	return "" // a worker's --collect without --run: bench.WorkerSpec.Validate, checked before
 }

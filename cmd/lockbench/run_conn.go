@@ -5,6 +5,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/target"
 	"github.com/spf13/pflag"
 )
 
@@ -74,23 +75,9 @@ func (c *connFlags) check(fs *pflag.FlagSet, addrs []string, spec compose.Spec, 
 		return "--auth is for the topology lockbench starts; for yours, give --user and --password-file"
 	}
 	c.opt.Addrs, c.opt.Topology = addrs, spec.Kind
-	opt := c.opt
-	if c.noFiles {
-		opt.TLS = opt.TLS || opt.CAFile != "" || opt.CertFile != "" || opt.KeyFile != ""
-		opt.PasswordFile, opt.SentinelPasswordFile, opt.CAFile, opt.CertFile, opt.KeyFile = "", "", "", "", ""
-		opt.Getenv = func(name string) string {
-			if name == conn.EnvPassword || name == conn.EnvSentinelPassword {
-				return "stand-in"
-			}
-			return ""
-		}
-	}
-	s, err := conn.New(opt)
+	s, err := target.AttachSettings(c.opt, c.noFiles, netem)
 	if err != nil {
-		return strings.TrimPrefix(err.Error(), conn.ErrBadInput.Error()+": ")
-	}
-	if netem && s.Unix() {
-		return "--net proxies TCP connections; it cannot sit in front of a unix:// socket"
+		return err.Error()
 	}
 	c.settings = s
 	c.child = childArgs(fs)

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/generators"
 	"github.com/spf13/pflag"
 )
@@ -36,33 +36,13 @@ func (g *generatorFlags) add(fs *pflag.FlagSet) {
 func (g *generatorFlags) docker() bool { return g.kind == generatorsDocker }
 
 // check returns what is wrong with the group's own flags, or "". What --generators docker
-// cannot be combined with is the run's to say (checkDockerGenerators), before checkImage.
+// cannot be combined with is bench.DockerCheck's, and the image bench.CheckGeneratorImage's.
 func (g *generatorFlags) check(fs *pflag.FlagSet) string {
 	switch {
 	case g.kind != generatorsProcess && g.kind != generatorsDocker:
 		return fmt.Sprintf("--generators %q: want process or docker", g.kind)
 	case !g.docker() && (fs.Changed("generator-image") || fs.Changed("generator-cpus")):
 		return "--generator-image and --generator-cpus are for --generators docker"
-	}
-	return ""
-}
-
-// checkImage checks --generator-image and, unless flagsOnly, asks the engine whether it
-// answers and has the image, so that neither is found missing after the servers started. It
-// returns what is wrong, or "".
-func (g *generatorFlags) checkImage(flagsOnly bool) string {
-	if err := checkImageRef(g.image); err != nil {
-		return "--generator-image: " + err.Error()
-	}
-	if flagsOnly {
-		// parseOnly reaches no engine: whether the image is there is the run's to find out,
-		// and checked documentation must not depend on which images this machine holds.
-		return ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := generators.CheckImage(ctx, g.image); err != nil {
-		return "--generators docker: " + err.Error()
 	}
 	return ""
 }
@@ -77,23 +57,14 @@ func (g *generatorFlags) nativeHost() string {
 	return g.network.Gateway
 }
 
-// startNetwork creates the generators' own network (see generatorFlags.network) and returns a
-// func that removes it. announce says where the servers bind (lockbench starts them natively).
+// startNetwork creates the generators' own network (see generatorFlags.network) with
+// bench.StartGeneratorNetwork and returns a func that removes it. announce says where the
+// servers bind (lockbench starts them natively).
 func (g *generatorFlags) startNetwork(ctx context.Context, announce bool, ui *progressUI) (func(), error) {
 	if !g.docker() {
 		return func() {}, nil
 	}
-	n, err := generators.NewNetwork(ctx, generators.NewRunID())
-	if err != nil {
-		return func() {}, err
-	}
-	g.network = &n
-	if announce {
-		ui.line("generators' network %s: the servers bind on its gateway %s", n.Name, n.Gateway)
-	}
-	return func() {
-		if err := generators.RemoveNetwork(context.Background(), n.ID); err != nil {
-			ui.line("warning: %v", err)
-		}
-	}, nil
+	n, remove, err := bench.StartGeneratorNetwork(ctx, announce, ui)
+	g.network = n
+	return remove, err
 }

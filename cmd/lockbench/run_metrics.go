@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
@@ -42,16 +41,11 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, cmd string, procs int) string {
 		}
 		return ""
 	}
-	if _, err := metrics.CheckAddr(m.addr); err != nil {
-		return "--metrics-addr: " + err.Error()
+	if cmd != cmdRun {
+		procs = 1 // a worker's --procs is the run's; it serves on its own address
 	}
-	if m.linger < 0 {
-		return fmt.Sprintf("--metrics-linger %v must not be negative", m.linger)
-	}
-	if cmd == cmdRun && procs > 1 {
-		if err := bench.CheckGeneratorAddrs(m.addr, procs); err != nil {
-			return err.Error()
-		}
+	if err := (bench.MetricsSpec{Addr: m.addr, Linger: m.linger, Procs: procs}).Check(); err != nil {
+		return err.Error()
 	}
 	if m.runID == "" {
 		b := make([]byte, 4)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
@@ -155,7 +154,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
 		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
 	}
-	spec, err := topologySpec(fs, f.topology, f.masterName)
+	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -172,7 +171,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		if f.provider != target.ProviderDocker {
 			return bad("--image is for --provider docker")
 		}
-		if err := checkImageRef(f.image); err != nil {
+		if err := docker.CheckImageRef(f.image); err != nil {
 			return bad("--image: %v", err)
 		}
 	}
@@ -234,23 +233,22 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	attached := len(f.addrs) > 0
 	var checks []func() string
 	if fleetCommand(command) {
-		checks = append(checks, func() string { return f.fleet.check(fs, command) })
+		checks = append(checks, func() string { return f.fleet.check(fs, command, f.net.String()) })
 		if command == cmdWorker {
 			checks = append(checks, func() string { return checkWorker(fs, f) })
 		}
 		checks = append(checks, func() string { return f.collect.check(command, f.fleet.procs) },
 			func() string { return f.resource.check(command, f.workload, &f.referee) }, // before the referee's: it may ask for one
-			func() string { return f.referee.check(command, f.collect.runID) })
+			func() string { return f.referee.check(command) })
 	}
 	if command == cmdRun {
 		checks = append(checks, func() string {
-			return f.faultFlags.check(f.repeat*len(f.drivers), attached, f.spec, f.provider, f.faultLayout())
+			return f.faultFlags.check(f.faultCheck())
 		}, func() string { return checkGenerators(fs, f) })
 	}
 	checks = append(checks, func() string { return f.metrics.check(fs, command, f.fleet.procs) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, command, f.thresholds, f.fleet.procs) },
-			f.stall.check,
 			func() string { return f.pin.check(fs, f.spec, attached) })
 	}
 	for _, check := range checks {
@@ -287,54 +285,17 @@ func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
 	if msg := f.gens.check(fs); msg != "" || !f.gens.docker() {
 		return msg
 	}
-	switch {
-	case f.provider == target.ProviderDocker && f.spec.Kind == compose.KindCluster:
-		return "--generators docker cannot reach --provider docker's cluster: its nodes run on the host's network, on loopback; use the native provider (its servers then bind on the generators' network)"
-	case f.conn.startSecure:
-		return "--generators docker with --auth or --tls is not supported: the certificates and password files lockbench makes are on this host, which the containers cannot read"
-	case f.net.cond != nil:
-		return "--net is not available with --generators docker: its proxies listen on this host's loopback, which the containers cannot reach"
-	case f.cpuprof != "" || f.tracefile != "":
-		return "--cpuprofile and --trace are not available with --generators docker: the profiles would stay in the removed containers"
-	case f.metrics.addr != "":
-		return "--metrics-addr is not available with --generators docker: the generators' endpoints would be inside their containers"
-	}
-	for _, a := range f.conn.child {
-		if strings.HasPrefix(a, "--tls") {
-			return "--generators docker with TLS files (" + strings.SplitN(a, "=", 2)[0] + ") is not supported: they are on this host, which the containers cannot read"
-		}
-	}
 	if f.referee.addr == "" {
 		f.referee.addr = refereeNative
 	}
-	switch {
-	case f.referee.addr != refereeNative && bench.OnLoopback(f.referee.addr):
-		return fmt.Sprintf("--referee %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or --referee native", f.referee.addr)
-	case f.collect.addr != "" && bench.OnLoopback(f.collect.addr):
-		return fmt.Sprintf("--collect %s is on this host's loopback, which the generator containers cannot reach: give an address they can reach, or leave it out (lockbench then starts one they reach)", f.collect.addr)
+	c := bench.DockerCheck{Provider: f.provider, Topology: f.spec, Secure: f.conn.startSecure, Net: f.net.cond != nil,
+		Profiles: f.cpuprof != "" || f.tracefile != "", Metrics: f.metrics.addr != "", ConnArgs: f.conn.child,
+		Referee: f.referee.addr, Collect: f.collect.addr, Addrs: f.addrs}
+	if err := c.Check(); err != nil {
+		return err.Error()
 	}
-	for _, a := range f.addrs {
-		if bench.OnLoopback(a) {
-			return fmt.Sprintf("--addr %s is on this host's loopback, which a generator container (its own network namespace) cannot reach: give an address the containers can reach, or let lockbench start the servers", a)
-		}
+	if err := bench.CheckGeneratorImage(f.gens.image, f.flagsOnly); err != nil {
+		return err.Error()
 	}
-	return f.gens.checkImage(f.flagsOnly)
-}
-
-// topologySpec reads --topology and --master-name, as run, sweep, worker and check take them.
-func topologySpec(fs *pflag.FlagSet, topology, masterName string) (compose.Spec, error) {
-	spec, err := compose.ParseSpec(topology)
-	if err != nil {
-		return spec, fmt.Errorf("--topology: %v", err)
-	}
-	if fs.Changed("master-name") {
-		if spec.Kind != compose.KindSentinel {
-			return spec, fmt.Errorf("--master-name is for --topology sentinel, not %s", spec)
-		}
-		if strings.TrimSpace(masterName) == "" || strings.ContainsFunc(masterName, unicode.IsSpace) {
-			return spec, fmt.Errorf("--master-name %q: want a sentinel master name without spaces", masterName)
-		}
-		spec.MasterName = masterName
-	}
-	return spec, nil
+	return ""
 }

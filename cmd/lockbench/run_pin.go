@@ -13,8 +13,8 @@ import (
 )
 
 // pinFlags are --pin, --server-cpus and --client-cpus (run and sweep): where the servers
-// lockbench starts and lockbench itself run. check parses the lists and has bench.Place decide
-// the placement; apply places the client (the servers are placed as they start, through compose).
+// lockbench starts and lockbench itself run. check has bench.PlaceRequest parse the lists and
+// decide the placement; apply places the client (the servers are placed as they start, through compose).
 type pinFlags struct {
 	mode                   string
 	serverList, clientList string
@@ -29,49 +29,14 @@ func (p *pinFlags) add(fs *pflag.FlagSet) {
 }
 
 // check parses the lists and decides the placement of spec's servers (none of them
-// lockbench's when attached); it returns what is wrong, or "".
+// lockbench's when attached) with bench.PlaceRequest; it returns what is wrong, or "".
 func (p *pinFlags) check(fs *pflag.FlagSet, spec compose.Spec, attached bool) string {
-	switch p.mode {
-	case bench.PinAuto, bench.PinOff:
-	default:
-		return fmt.Sprintf("--pin %q: want auto or off", p.mode)
-	}
-	if attached && fs.Changed("server-cpus") {
-		return "--server-cpus places the servers lockbench starts; with --addr lockbench does not own the servers (place them where they run, e.g. taskset or docker --cpuset-cpus)"
-	}
-	if p.mode == bench.PinOff && (fs.Changed("server-cpus") || fs.Changed("client-cpus")) {
-		return "--pin off places nothing: drop it, or drop --server-cpus/--client-cpus"
-	}
-	avail, err := pin.Available()
-	if err != nil {
+	r := bench.PlaceRequest{Mode: p.mode, Server: p.serverList, Client: p.clientList, Given: fs.Changed}
+	var err error
+	if p.server, p.client, p.placement, err = r.Resolve(spec, attached); err != nil {
 		return err.Error()
 	}
-	var msg string
-	if fs.Changed("server-cpus") {
-		if p.server, msg = parseCPUFlag("server-cpus", p.serverList, avail); msg != "" {
-			return msg
-		}
-	}
-	if fs.Changed("client-cpus") {
-		if p.client, msg = parseCPUFlag("client-cpus", p.clientList, avail); msg != "" {
-			return msg
-		}
-	}
-	p.server, p.client, p.placement = bench.Place(p.mode, p.server, p.client, spec, attached, avail)
 	return ""
-}
-
-// parseCPUFlag reads the CPU list of flag --name, which this process must be able to use
-// (pin.ParseUsable); it returns what is wrong, or "".
-func parseCPUFlag(name, list string, avail pin.CPUs) (pin.CPUs, string) {
-	cpus, err := pin.ParseUsable(list, avail)
-	switch {
-	case errors.Is(err, pin.ErrNotAvailable):
-		return nil, "--" + name + " " + err.Error()
-	case err != nil:
-		return nil, fmt.Sprintf("--%s: %v", name, err)
-	}
-	return cpus, ""
 }
 
 // apply places lockbench itself (all its threads, and the processes it forks from now on) and

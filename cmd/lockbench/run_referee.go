@@ -26,8 +26,9 @@ func (g *refereeFlags) add(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&g.caFile, "referee-ca-file", "", "with --referee rediss://: the CA that signed the referee's certificate")
 }
 
-// check returns what is wrong with the group's flags for cmd, or "". runID is the worker's --run.
-func (g *refereeFlags) check(cmd, runID string) string {
+// check returns what is wrong with the group's flags for cmd, or "". A worker's --referee
+// without --run is bench.WorkerSpec.Validate's, checked before.
+func (g *refereeFlags) check(cmd string) string {
 	switch {
 	case g.addr == "" && g.caFile != "":
 		return "--referee-ca-file needs --referee"
@@ -35,8 +36,6 @@ func (g *refereeFlags) check(cmd, runID string) string {
 		return ""
 	case g.addr == refereeNative && cmd != cmdRun:
 		return "--referee native: a worker uses the run's referee; give its address"
-	case cmd == cmdWorker && runID == "":
-		return "--referee needs --run ID: every process of the run marks its holders under the run's id"
 	case g.addr == refereeNative:
 		return ""
 	}

@@ -37,12 +37,8 @@ func (g *resourceFlags) check(cmd, workload string, ref *refereeFlags) string {
 	if w, err := workloads.Get(workload); err == nil && !workloads.WritesResource(w) {
 		return fmt.Sprintf("--resource is for --workload contention: the holders of %s write nothing to it", workload)
 	}
-	switch {
-	case ref.addr != "":
-	case cmd == cmdRun:
+	if ref.addr == "" && cmd == cmdRun {
 		ref.addr, g.autoReferee = refereeNative, true
-	default:
-		return "--resource needs --referee ADDR: the resource is kept on the run's referee"
 	}
-	return ""
+	return "" // a worker's --resource without --referee: bench.WorkerSpec.Validate, checked before
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/faults"
 )
@@ -17,7 +19,7 @@ func (f *runFlags) benchSpec() bench.Spec {
 		Repeat:           f.repeat,
 		Baseline:         f.baseline,
 		Topology:         f.spec.String(),
-		Net:              f.fleet.netOfFleet(f.net.String()),
+		Net:              cmp.Or(f.fleet.runNet, f.net.String()), // runNet: run only, after check
 		Thresholds:       f.thresholds,
 		AbortOnFail:      f.abort.on,
 		AbortAfter:       f.abort.after,
@@ -28,10 +30,12 @@ func (f *runFlags) benchSpec() bench.Spec {
 	}
 }
 
-// faultLayout is the run's side of the layout faults are checked against.
-func (f *runFlags) faultLayout() faults.Layout {
-	return faults.Layout{Procs: f.fleet.procs, Duration: f.cfg.Duration, Containers: f.gens.docker(),
-		Partition: f.net.cond != nil} // the --net proxy partitions (bench.ServerSchedule)
+// faultCheck is what run's faults are checked against (bench.FaultCheck), but the faults.
+func (f *runFlags) faultCheck() bench.FaultCheck {
+	return bench.FaultCheck{Runs: f.repeat * len(f.drivers), Attached: len(f.addrs) > 0, AllowAttached: f.faultFlags.allowAttached,
+		Faults: f.faultFlags.faults, Topology: f.spec, Provider: f.provider,
+		Run: faults.Layout{Procs: f.fleet.procs, Duration: f.cfg.Duration, Containers: f.gens.docker(),
+			Partition: f.net.cond != nil}} // the --net proxy partitions (bench.ServerSchedule)
 }
 
 // refereeSpec is the referee run asks for, nil for none.
@@ -58,12 +62,7 @@ func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
 		Metrics:    metrics,
 		Version:    version,
 	}
-	if len(f.fleet.procNet) > 0 {
-		fl.Nets = make([]string, f.fleet.procs)
-		for i := range fl.Nets {
-			fl.Nets[i] = f.fleet.netOfProc(i, f.net.String())
-		}
-	}
+	fl.Nets = f.fleet.nets
 	if f.gens.docker() {
 		fl.Docker = &bench.Docker{Image: f.gens.image, CPUs: f.gens.cpus, Network: f.gens.network}
 	}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 )
 
-// Stall detection (issue 36) is bench's (Spec.StallThreshold); these are its flags.
+// Stall detection (issue 36) is bench's (Spec.StallThreshold); these are its flags, which
+// Spec.Validate checks.
 
 // defaultStallThreshold is --stall-threshold's default: far above any healthy PING (well under a
 // millisecond on a LAN), above the second for which a heavily loaded machine was seen to
@@ -25,12 +25,4 @@ type stallFlags struct {
 func (s *stallFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.threshold, "stall-threshold", defaultStallThreshold, "a master that leaves lockbench's PING unanswered this long during a measured phase stalled: the run is marked and fails (exit 1); 0 turns the check off")
 	fs.BoolVar(&s.allow, "allow-stalls", false, "report stalls (--stall-threshold) without failing the run, for scenarios that stall the server on purpose by other means than --fault")
-}
-
-// check returns what is wrong with the flags, or "".
-func (s *stallFlags) check() string {
-	if s.threshold < 0 {
-		return fmt.Sprintf("--stall-threshold %v must not be negative", s.threshold)
-	}
-	return ""
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/kept"
@@ -69,63 +66,13 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 	if flagsOnly(stdout) {
 		return exitOK
 	}
-	paths, err := kept.Files(f.stateDir)
+	healthy, err := kept.WriteStatus(stdout, f.stateDir, f.name, f.timeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench status: %v\n", err)
 		return exitFailure
-	}
-	if f.name != "" {
-		paths = []string{kept.Path(f.stateDir, f.name)}
-	}
-	healthy, shown := true, 0
-	for _, p := range paths {
-		st, err := kept.Read(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		shown++
-		if err != nil {
-			fmt.Fprintf(stdout, "%s  unreadable state file: %v\n", kept.NameOf(p), err)
-			healthy = false
-			continue
-		}
-		healthy = showStatus(stdout, st, f.timeout) && healthy
-	}
-	if shown == 0 {
-		if f.name != "" {
-			fmt.Fprintf(stdout, "nothing running as %q\n", f.name)
-		} else {
-			fmt.Fprintln(stdout, "nothing running")
-		}
-		return exitOK
 	}
 	if !healthy {
 		return exitFailure
 	}
 	return exitOK
-}
-
-// showStatus prints one topology and reports whether its up runs and every node answers.
-func showStatus(w io.Writer, st kept.State, timeout time.Duration) bool {
-	h := kept.Check(st, timeout)
-	head := fmt.Sprintf("%s  %s  %s  pid %d", st.Name, st.Topology, st.Provider, st.Pid)
-	switch h.Phase {
-	case kept.Dead:
-		fmt.Fprintf(w, "%s  STALE: the up process is gone; 'lockbench down --name %s' cleans up\n", head, st.Name)
-		return false
-	case kept.Starting:
-		fmt.Fprintf(w, "%s  starting for %v\n", head, time.Since(st.Started).Round(time.Second))
-		return false
-	}
-	fmt.Fprintf(w, "%s  up %v\n", head, time.Since(st.Ready).Round(time.Second))
-	for i, n := range st.Description.Nodes {
-		state := "ok"
-		if err := h.Nodes[i]; err != nil {
-			state = fmt.Sprintf("DOWN (%v)", err)
-		}
-		fmt.Fprintf(w, "  %-21s %-8s %s\n", n.Addr, n.Role, state)
-	}
-	fmt.Fprintf(w, "  addr %s\n", strings.Join(st.Addrs, ","))
-	fmt.Fprintf(w, "  run  %s\n", st.RunLine())
-	return h.OK()
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -49,51 +48,23 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer tgt.close()
-	file.RedisVersion = tgt.RedisVersion(ctx)
-	file.Topology = tgt.Info()
-	spec := f.benchSpec()
-	spec.AbortOnFail = false // a sweep stops a step on its SLO (bench.OverSLO), not on thresholds
-	if s.mode == results.SweepRate {
-		// Validated at a step's rate, as every step runs (bench.SweepSteps.Run sets its own): without
-		// one, the --arrival the sweep's flags set would be refused.
-		spec.Config.Rate = s.loads[0]
-	}
-	// The steps' cleanups are not recorded (the session's own file), as before bench.
-	session, err := bench.NewSession(tgt.Target, spec, bench.Options{Reporter: ui, File: &results.File{}, Metrics: f.metrics.runMetrics})
-	if err != nil {
-		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
-		return exitUsage // flags were checked: a bug
-	}
-	steps := &bench.SweepSteps{Session: session, Mode: s.mode, Skipped: &file.Skipped}
-	if f.abort.on {
-		steps.Abort = bench.OverSLO(s.goal, f.abort.after)
-	}
 	status := sweep.NewStatus(opts)
 	ui.mu.Lock()
 	ui.prefix = status.Prefix
 	ui.mu.Unlock()
-	opts.Step = steps.Run
 	opts.Progress = func(e sweep.Event) {
 		for _, line := range status.Update(e) {
 			ui.line("%s", line)
 		}
 	}
-	out, err := sweep.Run(ctx, opts)
-	aborted := err != nil
-	if aborted {
-		ui.line("lockbench sweep: %v", err)
-	}
-	if tgt.Attached() && out != nil && len(out.Runs) > 0 {
-		// As in run: a deployment that stays up would keep the last step's keys.
-		if _, err := tgt.Clean(context.WithoutCancel(ctx), f.cfg.KeyPrefix, file.Cleanup); err != nil {
-			ui.line("warning: lockbench's keys for --key-prefix %q may remain: %v", f.cfg.KeyPrefix, err)
-		}
-	}
+	out, err := bench.Sweep(ctx, tgt.Target, f.benchSpec(), opts, bench.Options{Reporter: ui, Metrics: f.metrics.runMetrics}, file)
 	if out == nil {
-		return exitUsage // options refused before anything ran: flags were checked, so a bug
+		if errors.Is(err, bench.ErrBadSpec) {
+			fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
+		}
+		return exitUsage // spec or options refused: flags were checked, so a bug
 	}
-	file.Runs, file.Sweep = out.Runs, &out.Sweep
-	file.Complete = ctx.Err() == nil && !aborted && out.Complete()
+	aborted := err != nil
 	if file.Placement != nil {
 		fmt.Fprintln(stdout, file.Placement)
 	}

@@ -7,15 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/pacing"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
 	"github.com/spf13/pflag"
 )
-
-// defaultConcurrencySteps is the closed-loop sweep when no steps are given: doubling, so that
-// each step asks whether twice the workers get more done.
-var defaultConcurrencySteps = []int{1, 2, 4, 8, 16, 32, 64, 128}
 
 // sweepFlags are lockbench sweep's own flags; the rest are run's.
 type sweepFlags struct {
@@ -46,7 +41,7 @@ func (h heldFlag) Set(v string) error { *h.s = v; return nil }
 func (h heldFlag) Type() string       { return "string" }
 
 func (s *sweepFlags) add(fs *pflag.FlagSet) {
-	fs.IntSliceVar(&s.concSteps, "concurrency-steps", nil, "closed loop: the workers of each step, ascending, e.g. 1,2,4,8 (default "+joinInts(defaultConcurrencySteps)+" when no rate steps are given)")
+	fs.IntSliceVar(&s.concSteps, "concurrency-steps", nil, "closed loop: the workers of each step, ascending, e.g. 1,2,4,8 (default "+joinInts(sweep.DefaultConcurrencySteps)+" when no rate steps are given)")
 	fs.Float64SliceVar(&s.rates, "rates", nil, "open loop: the arrival rate of each step in acquisitions/s, ascending, e.g. 1000,2000,5000")
 	fs.Float64Var(&s.rateFrom, "rate-from", 0, "open loop: the first rate of a geometric series (each step the previous times the same factor), with --rate-to and --steps")
 	fs.Float64Var(&s.rateTo, "rate-to", 0, "open loop: the last rate of the geometric series")
@@ -89,52 +84,13 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 	if changed(fs, "rate") {
 		return errors.New("--rate is one run's rate; a sweep takes its rates from --rates or --rate-from/--rate-to/--steps")
 	}
-	rateSeries := fs.Changed("rate-from") || fs.Changed("rate-to") || fs.Changed("steps")
-	switch {
-	case fs.Changed("concurrency-steps") && (fs.Changed("rates") || rateSeries):
-		return errors.New("--concurrency-steps (closed loop) and rate steps (open loop) exclude each other: sweep one or the other")
-	case fs.Changed("rates") && rateSeries:
-		return errors.New("give the rates either one by one (--rates) or as a series (--rate-from, --rate-to, --steps), not both")
-	case rateSeries && !(fs.Changed("rate-from") && fs.Changed("rate-to")):
-		return errors.New("a rate series needs both --rate-from and --rate-to")
-	}
+	in := sweep.Input{ConcurrencySteps: s.concSteps, Rates: s.rates, RateFrom: s.rateFrom, RateTo: s.rateTo,
+		Steps: s.steps, Arrival: s.arrival, Given: func(name string) bool { return changed(fs, name) }}
 	var err error
-	switch {
-	case fs.Changed("rates"):
-		s.mode, s.loads = results.SweepRate, s.rates
-		err = sweep.CheckLoads(s.mode, s.loads)
-	case rateSeries:
-		s.mode = results.SweepRate
-		s.loads, err = sweep.GeometricLoads(s.rateFrom, s.rateTo, s.steps)
-	default:
-		steps := s.concSteps
-		if !fs.Changed("concurrency-steps") {
-			steps = defaultConcurrencySteps
-		}
-		if fs.Changed("concurrency") {
-			return errors.New("--concurrency is the workers of one run; a concurrency sweep takes them from --concurrency-steps")
-		}
-		s.mode = results.SweepConcurrency
-		for _, n := range steps {
-			s.loads = append(s.loads, float64(n))
-		}
-		err = sweep.CheckLoads(s.mode, s.loads)
-	}
-	if err != nil {
+	if s.mode, s.loads, err = in.Loads(); err != nil {
 		return inputText(err)
 	}
-	if s.mode == results.SweepConcurrency {
-		if changed(fs, "arrival") {
-			return errors.New("--arrival paces an open loop: give rate steps (--rates, or --rate-from/--rate-to)")
-		}
-	} else {
-		f.cfg.Arrival = s.arrival
-		for _, rate := range s.loads {
-			if err := pacing.Check(rate, f.cfg.Arrival); err != nil {
-				return fmt.Errorf("rate steps: %v", strings.TrimPrefix(err.Error(), pacing.ErrBadSchedule.Error()+": "))
-			}
-		}
-	}
+	f.cfg.Arrival = s.arrival // held back from run's checks (see add); Loads checked it
 	if s.goal, err = sweep.ParseSLO(s.slo); err != nil {
 		return fmt.Errorf("--slo: %v", inputText(err))
 	}

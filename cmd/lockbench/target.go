@@ -38,7 +38,6 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		for _, w := range spec.Attach.Warnings() {
 			ui.line("warning: %s", w)
 		}
-		ui.line("attaching to the %s deployment at %s", f.spec, spec.Attach)
 	} else {
 		spec.Provider, spec.Image = f.provider, f.image
 		spec.Auth, spec.TLS = f.conn.startSecure && f.conn.auth, f.conn.startSecure && f.conn.opt.TLS
@@ -46,8 +45,8 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 		if h := f.gens.nativeHost(); h != "" {
 			spec.Native.Host = h // where the generator containers reach the servers
 		}
-		ui.line("starting a private %s topology (%s%s; use --addr to attach to an existing Redis)", f.spec, f.provider, secureDesc(spec.Auth, spec.TLS))
 	}
+	ui.line("%s", spec.Describe())
 	t, err := target.Open(ctx, spec)
 	if err != nil {
 		if rt.unpin != nil {
@@ -66,17 +65,4 @@ func (t *runTarget) close() {
 		t.unpin()
 		t.unpin = nil
 	}
-}
-
-// secureDesc says how a topology lockbench starts is protected, for the start line.
-func secureDesc(auth, tls bool) string {
-	switch {
-	case auth && tls:
-		return ", an ACL user with a random password, TLS only"
-	case auth:
-		return ", an ACL user with a random password"
-	case tls:
-		return ", TLS only"
-	}
-	return ""
 }

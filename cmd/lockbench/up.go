@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/kept"
-	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/target"
 )
 
@@ -40,88 +38,34 @@ Exit codes: 0 stopped cleanly, 1 could not start (or the name is taken), 2 bad f
 130 interrupted while starting.
 `
 
-// upFlags are the parsed flags of lockbench up.
-type upFlags struct {
-	spec     compose.Spec
-	provider string
-	image    string
-	name     string
-	stateDir string
-	auth     bool
-	tls      bool
-	cpus     pin.CPUs // --server-cpus
-}
-
-func parseUpFlags(args []string, stdout, stderr io.Writer) (*upFlags, int, bool) {
-	f := &upFlags{}
+func parseUpFlags(args []string, stdout, stderr io.Writer) (kept.UpOptions, int, bool) {
 	fs := newCmdFlagSet("up", stderr)
-	topology := fs.String("topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
-	fs.StringVar(&f.spec.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
-	fs.StringVar(&f.provider, "provider", target.ProviderNative, "native (redis-server processes from PATH) or docker (containers of --image)")
-	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringVar(&f.name, "name", kept.DefaultName, "name of this topology, so that several can run at once; down and status take it too")
-	fs.StringVar(&f.stateDir, "state-dir", kept.DefaultDir(), "directory of the state files that down and status read")
-	fs.BoolVar(&f.auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
-	fs.BoolVar(&f.tls, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
-	cpuList := fs.String("server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
+	f := kept.UpFlags{Given: fs.Changed}
+	fs.StringVar(&f.Topology, "topology", compose.KindSingle, "single, sentinel, cluster or masters:N (1 ≤ N ≤ 16)")
+	fs.StringVar(&f.MasterName, "master-name", "", "sentinel master name (sentinel only; default "+compose.DefaultMasterName+")")
+	fs.StringVar(&f.Provider, "provider", target.ProviderNative, "native (redis-server processes from PATH) or docker (containers of --image)")
+	fs.StringVar(&f.Image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
+	fs.StringVar(&f.Name, "name", kept.DefaultName, "name of this topology, so that several can run at once; down and status take it too")
+	fs.StringVar(&f.Dir, "state-dir", kept.DefaultDir(), "directory of the state files that down and status read")
+	fs.BoolVar(&f.Auth, "auth", false, "start every node with an ACL user and a random password (replication and sentinels included); the password goes to a file (0600) beside the state file, named in the run line, never printed")
+	fs.BoolVar(&f.TLS, "tls", false, "start every node TLS only (replication, cluster bus and sentinels too), with certificates from a throwaway CA whose file the run line names")
+	fs.StringVar(&f.CPUs, "server-cpus", "", "CPUs the redis-server processes run on (taskset list: 1, 2-3, 1,3); place the client with lockbench run --client-cpus on others")
 
-	bad := func(format string, a ...any) (*upFlags, int, bool) { return nil, fs.bad(format, a...), false }
 	if code, done := fs.parse(args, stdout, "Usage: lockbench up [flags]\n\nStart a Redis topology for other tools to use, and keep it running until stopped.", upExamples); done {
-		return nil, code, false
+		return kept.UpOptions{}, code, false
 	}
 	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
+		return kept.UpOptions{}, fs.bad("unexpected argument %q", fs.Arg(0)), false
 	}
-	spec, err := compose.ParseSpec(*topology)
+	o, err := f.Options()
 	if err != nil {
-		return bad("--topology: %v", err)
+		return kept.UpOptions{}, fs.bad("%v", err), false
 	}
-	if fs.Changed("master-name") {
-		if spec.Kind != compose.KindSentinel {
-			return bad("--master-name is for --topology sentinel, not %s", spec)
-		}
-		if strings.TrimSpace(f.spec.MasterName) == "" || strings.ContainsAny(f.spec.MasterName, " \t\r\n") {
-			return bad("--master-name %q: want a name without spaces", f.spec.MasterName)
-		}
-		spec.MasterName = f.spec.MasterName
-	}
-	if spec.Kind == compose.KindSentinel && spec.MasterName == "" {
-		spec.MasterName = compose.DefaultMasterName
-	}
-	f.spec = spec
-	if f.provider != target.ProviderNative && f.provider != target.ProviderDocker {
-		return bad("--provider %q: want native or docker", f.provider)
-	}
-	if fs.Changed("image") {
-		if f.provider != target.ProviderDocker {
-			return bad("--image is for --provider docker")
-		}
-		if err := docker.CheckImageRef(f.image); err != nil {
-			return bad("--image: %v", err)
-		}
-	}
-	if err := kept.CheckName(f.name); err != nil {
-		return bad("--%v", err)
-	}
-	if fs.Changed("server-cpus") {
-		avail, err := pin.Available()
-		if err != nil {
-			return bad("%v", err)
-		}
-		if f.cpus, err = pin.ParseUsable(*cpuList, avail); errors.Is(err, pin.ErrNotAvailable) {
-			return bad("--server-cpus %v", err)
-		} else if err != nil {
-			return bad("--server-cpus: %v", err)
-		}
-	}
-	if f.stateDir == "" {
-		return bad("--state-dir must not be empty")
-	}
-	return f, exitOK, true
+	return o, exitOK, true
 }
 
 func upCommand(args []string, stdout, stderr io.Writer) int {
-	f, code, ok := parseUpFlags(args, stdout, stderr)
+	o, code, ok := parseUpFlags(args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -136,11 +80,10 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts(func(sig os.Signal) { logf("%v: stopping the topology (again to quit at once)", sig) }, cancel)
 	defer in.release()
 
-	up, err := kept.NewUp(kept.UpOptions{Dir: f.stateDir, Name: f.name, Provider: f.provider, Image: f.image,
-		Topology: f.spec, Auth: f.auth, TLS: f.tls, CPUs: f.cpus})
+	up, err := kept.NewUp(o)
 	if err != nil {
 		if errors.Is(err, kept.ErrRunning) {
-			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, f.name)
+			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, o.Name)
 		} else {
 			logf("%v", err)
 		}
@@ -149,7 +92,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	defer up.Close()
 	in.onHardStop(up.Abandon)
 
-	logf("starting %s (%s provider)", f.spec, f.provider)
+	logf("starting %s (%s provider)", o.Topology, o.Provider)
 	if err := up.Start(ctx); err != nil {
 		logf("%v", err)
 		if ctx.Err() != nil {
@@ -158,7 +101,7 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer func() {
-		logf("stopping %s", f.spec)
+		logf("stopping %s", o.Topology)
 		if err := up.Stop(); err != nil {
 			logf("stop: %v", err)
 			return
@@ -171,24 +114,9 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 		logf("%v", err)
 		return exitFailure
 	}
-	writeUpSummary(stdout, st)
-	logf("%s is up (pid %d): stop it with Ctrl-C or 'lockbench down --name %s'", f.spec, st.Pid, f.name)
+	st.WriteSummary(stdout)
+	logf("%s is up (pid %d): stop it with Ctrl-C or 'lockbench down --name %s'", o.Topology, st.Pid, o.Name)
 
 	<-ctx.Done()
 	return exitOK
-}
-
-// writeUpSummary prints what a started topology is, one "key value" line each, for people and
-// for scripts (awk '$1=="addr"{print $2}').
-func writeUpSummary(w io.Writer, st kept.State) {
-	fmt.Fprintf(w, "name        %s\n", st.Name)
-	fmt.Fprintf(w, "topology    %s\n", st.Topology)
-	for _, n := range st.Description.Nodes {
-		fmt.Fprintf(w, "node        %s %s\n", n.Addr, n.Role)
-	}
-	fmt.Fprintf(w, "addr        %s\n", strings.Join(st.Addrs, ","))
-	if st.Description.MasterName != "" {
-		fmt.Fprintf(w, "master-name %s\n", st.Description.MasterName)
-	}
-	fmt.Fprintf(w, "run         %s\n", st.RunLine())
 }
