@@ -29,6 +29,7 @@ type runFlags struct {
 	cpuprof    string
 	tracefile  string
 	thresholds []thresholds.Threshold
+	kneeExprs  []string       // sweep's --threshold, gates on the knees (thresholds.ParseKnee)
 	fleet      fleetFlags     // --procs, --net-proc, and lockbench worker's own flags (fleet.go)
 	gens       generatorFlags // --generators docker (run_generators.go)
 	net        netFlag        // --net (run_net.go)

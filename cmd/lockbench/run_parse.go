@@ -183,6 +183,10 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		return bad("%s", msg)
 	}
 	for _, expr := range *thExprs {
+		if c.name == cmdSweep {
+			f.kneeExprs = append(f.kneeExprs, expr) // gates on knees: sweepFlags.check parses them
+			continue
+		}
 		th, err := thresholds.Parse(expr)
 		if err != nil {
 			return bad("--threshold: %v", strings.TrimPrefix(err.Error(), thresholds.ErrBadThreshold.Error()+" "))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -71,6 +72,13 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	if err := sweep.WriteSummary(stdout, file.Sweep); err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: summary: %v\n", err)
 	}
+	var gates []thresholds.Result
+	if len(s.gates) > 0 && file.Sweep != nil {
+		gates = thresholds.CheckSweep(s.gates, file.Sweep)
+		if err := thresholds.WriteReport(stdout, gates); err != nil {
+			fmt.Fprintf(stderr, "lockbench sweep: thresholds: %v\n", err)
+		}
+	}
 	if !writeOutputs("sweep", f, file, stdout, stderr, ui) {
 		return exitFailure
 	}
@@ -81,6 +89,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case aborted, out.Failed:
 		return exitFailure
+	case thresholds.Failed(gates) > 0:
+		return exitThresholds
 	}
 	return exitOK
 }

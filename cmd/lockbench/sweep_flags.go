@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/sweep"
+	"github.com/lockbench/lockbench/thresholds"
 	"github.com/spf13/pflag"
 )
 
@@ -31,6 +34,7 @@ type sweepFlags struct {
 	mode  string
 	loads []float64
 	goal  sweep.SLO
+	gates []thresholds.Threshold // --threshold: on the knees (thresholds.ParseKnee)
 }
 
 // heldFlag is a string flag's value kept apart from where run would put it.
@@ -55,11 +59,14 @@ func (s *sweepFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&s.budget, "budget", sweep.DefaultBudget, "the most time the refinement may take (0: no bound but the precision)")
 	fs.Float64Var(&s.floor, "noise-floor", sweep.DefaultFloorShare, "rate sweeps: before the first step, measure each driver's SLO percentile at this fraction of the first rate, and warn when it is within 2 × of the SLO (0: skip)")
 	fs.BoolVar(&s.dryRun, "dry-run", false, "print the plan (steps, rounds, refinement, the most time it may take) and exit without measuring")
-	// run's repetitions, baseline ratios and thresholds do not apply to a sweep.
-	for _, name := range []string{"repeat", "baseline", "threshold", "rate"} {
+	// run's repetitions and baseline ratios do not apply to a sweep; its thresholds are on knees.
+	for _, name := range []string{"repeat", "baseline", "rate"} {
 		if fs.Lookup(name) != nil {
 			fs.MarkHidden(name)
 		}
+	}
+	if fl := fs.Lookup("threshold"); fl != nil {
+		fl.Usage = "capacity gate, repeatable: on a driver's knee (the highest load within the SLO) or the server-bound capacity projected there, absolute ('lockcore knee>=20000', 'capacity>=50000') or a ratio of two drivers ('lockcore/naive knee>=2'); a driver without a knee fails it; a failed one exits " + strconv.Itoa(exitThresholds)
 	}
 	// run refuses --arrival without --rate, but a sweep's rates come from its steps: it takes
 	// --arrival itself, and check hands it on for rate steps.
@@ -76,7 +83,19 @@ func changed(fs *pflag.FlagSet, name string) bool {
 
 // check validates the sweep's flags, after run's checks have passed on f.
 func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
-	for _, name := range []string{"repeat", "baseline", "threshold"} {
+	for _, expr := range f.kneeExprs {
+		th, err := thresholds.ParseKnee(expr)
+		if err != nil {
+			return fmt.Errorf("--threshold: %s", strings.TrimPrefix(err.Error(), thresholds.ErrBadThreshold.Error()+" "))
+		}
+		for _, d := range th.Drivers() {
+			if !slices.Contains(f.drivers, d) {
+				return fmt.Errorf("--threshold %q: %s is not among the swept drivers (%s)", expr, d, strings.Join(f.drivers, ","))
+			}
+		}
+		s.gates = append(s.gates, th)
+	}
+	for _, name := range []string{"repeat", "baseline"} {
 		if fs.Changed(name) {
 			return fmt.Errorf("--%s is for lockbench run; a sweep runs each step once and judges it by --slo", name)
 		}

@@ -51,7 +51,9 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--saturation-margin", "0"}, "--saturation-margin 0"},
 		{[]string{"--stop-factor", "0.5"}, "--stop-factor 0.5"},
 		{[]string{"--repeat", "3"}, "--repeat is for lockbench run"},
-		{[]string{"--threshold", "p99<5ms"}, "--threshold is for lockbench run"},
+		{[]string{"--threshold", "p99<5ms"}, "a sweep is gated on knee or capacity, not \"p99\""},
+		{[]string{"--driver", "lockcore", "--threshold", "naive knee>=2"}, "naive is not among the swept drivers"},
+		{[]string{"--threshold", "knee>=fast"}, "--threshold: \"knee>=fast\""},
 		{[]string{"--driver", "nope"}, `lockbench sweep: --driver: unknown driver "nope"`},
 		{[]string{"--duration", "0s"}, "--duration 0s"},
 		{[]string{"--out", notDir}, "--out " + notDir},
@@ -133,10 +135,17 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8,16",
 		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=10ms", "--out", dir,
-		"--rounds", "1", "--precision", "0") // one run a step: the rounds and refinement have a test of their own
+		"--rounds", "1", "--precision", "0", // one run a step: the rounds and refinement have a test of their own
+		// Knee gates: the first holds (a knee of at least one worker), the second cannot (16 at most).
+		"--threshold", "lockcore knee>=1", "--threshold", "knee>=1000")
 	code, out := finish(t, cmd, errb)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
+	if code != exitThresholds {
+		t.Fatalf("exit %d, want %d (the knee gate knee>=1000 fails)\n%s\n%s", code, exitThresholds, out, errb)
+	}
+	for _, want := range []string{"thresholds: 1 of 2 passed", "ok    lockcore knee>=1: lockcore ", "FAIL  knee>=1000: lockcore ", "FAIL  knee>=1000: naive "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
 	}
 	f := sweepFile(t, dir)
 	if !f.Complete || f.Sweep.Mode != results.SweepConcurrency || f.Sweep.SLO.Name != "p99" || f.Sweep.SLO.LimitUS != 10000 {
