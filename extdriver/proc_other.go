@@ -1,0 +1,15 @@
+//go:build !linux
+
+package extdriver
+
+import "os/exec"
+
+// setProcAttr does nothing here: process groups and a parent-death signal are Linux's.
+func setProcAttr(*exec.Cmd) {}
+
+// kill kills the adapter.
+func kill(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
