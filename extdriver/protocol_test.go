@@ -44,9 +44,9 @@ func TestParseHello(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		`{"protocol":1}`: "must be",
-		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:     "protocol 2",
-		`hello {"protocol":1,"kinds":["mutex"]}`:                   "no library",
-		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`: "lack mutex",
+		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:      "protocol 2",
+		`hello {"protocol":1,"kinds":["mutex"]}`:                    "no library",
+		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`:  "lack mutex",
 		`hello {"protocol":1,"library":"x","kinds":["mutex","rw"]}`: `kind "rw"`,
 		`hello not json`: "hello:",
 	} {
