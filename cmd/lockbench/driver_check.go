@@ -53,6 +53,9 @@ func driverCheckCommand(args []string, stdout, stderr io.Writer) int {
 	if *dur <= 0 || *owners < 2 {
 		return fs.bad("--duration must be positive and --owners at least 2")
 	}
+	if flagsOnly(stdout) {
+		return exitOK
+	}
 	ctx := context.Background()
 	var cfg drivers.Config
 	if *addr == "" {
