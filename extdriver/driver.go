@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 )
@@ -81,7 +82,10 @@ type Locker struct {
 	workers atomic.Int64
 }
 
-var _ drivers.Locker = (*Locker)(nil)
+var _ drivers.CPULocker = (*Locker)(nil)
+
+// ExternalCPU is the adapter's CPU time, which lockbench adds to the client CPU it records.
+func (l *Locker) ExternalCPU() (time.Duration, bool) { return l.a.CPU() }
 
 // Adapter is the running adapter.
 func (l *Locker) Adapter() *Adapter { return l.a }
@@ -95,13 +99,14 @@ func (l *Locker) NewWorker() drivers.Worker {
 func (l *Locker) Settings() map[string]string {
 	h := l.a.Hello()
 	s := map[string]string{
-		"library":   h.Library + " " + h.Version,
-		"language":  h.Language,
-		"kinds":     l.a.Kinds().String(),
-		"adapter":   l.spec.Name,
-		"command":   strings.Join(l.spec.Argv, " "),
-		"protocol":  "lockbench external-driver protocol " + strconv.Itoa(Protocol) + ": lines over the adapter's stdin/stdout",
-		"transport": "stdin/stdout pipes",
+		"library":    h.Library + " " + h.Version,
+		"language":   h.Language,
+		"kinds":      l.a.Kinds().String(),
+		"adapter":    l.spec.Name,
+		"command":    strings.Join(l.spec.Argv, " "),
+		"protocol":   "lockbench external-driver protocol " + strconv.Itoa(Protocol) + ": lines over the adapter's stdin/stdout",
+		"transport":  "stdin/stdout pipes",
+		"client_cpu": "lockbench's and the adapter process's",
 	}
 	for k, v := range l.conn {
 		s[k] = v

@@ -131,3 +131,28 @@ func TestPasswordStaysSecret(t *testing.T) {
 		t.Fatal("the password is in the driver's name")
 	}
 }
+
+// TestExternalCPU: the adapter's CPU is read, so that lockbench can count it as client CPU.
+func TestExternalCPU(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	l, err := selfDriver(t, "null").Open(ctx, drivers.Config{Addrs: []string{"127.0.0.1:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	w := l.NewWorker()
+	for i := range 2000 {
+		name := fmt.Sprint("k", i)
+		if err := w.Lock(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Unlock(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cpu, ok := l.(drivers.CPULocker).ExternalCPU()
+	if !ok || cpu <= 0 {
+		t.Fatalf("ExternalCPU = %v, %v after 2000 cycles; want a positive time", cpu, ok)
+	}
+}

@@ -2,7 +2,10 @@
 
 package extdriver
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 // setProcAttr does nothing here: process groups and a parent-death signal are Linux's.
 func setProcAttr(*exec.Cmd) {}
@@ -13,3 +16,6 @@ func kill(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 	}
 }
+
+// processCPU is unknown here.
+func processCPU(int) (time.Duration, bool) { return 0, false }

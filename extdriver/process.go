@@ -181,6 +181,10 @@ func (a *Adapter) Kinds() drivers.Kind { return a.kinds }
 // Pid is the adapter's process id.
 func (a *Adapter) Pid() int { return a.cmd.Process.Pid }
 
+// CPU is the CPU time the adapter process (and the children it waited for) has used so far, and
+// false if the OS will not say (not Linux, or the process is gone).
+func (a *Adapter) CPU() (time.Duration, bool) { return processCPU(a.cmd.Process.Pid) }
+
 // describe names the adapter in messages.
 func (a *Adapter) describe() string {
 	return fmt.Sprintf("adapter %s (%s)", a.opt.Name, strings.Join(a.opt.Argv, " "))
