@@ -37,7 +37,8 @@ const (
 var (
 	// ErrAdapter: the adapter died, hung, or wrote what is not the protocol. Every operation
 	// after it fails with it, at once; its message has the adapter's stderr tail.
-	ErrAdapter = errors.New("extdriver: adapter failed")
+	// It wraps drivers.ErrBroken, so that a run ends its phase rather than count it to the end.
+	ErrAdapter = fmt.Errorf("%w: extdriver: adapter failed", drivers.ErrBroken)
 	// ErrLibrary: the adapter answered "error": its library or Redis failed one operation.
 	ErrLibrary = errors.New("extdriver: adapter reported an error")
 	// ErrClosed: the Adapter was closed.
