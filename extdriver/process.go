@@ -319,22 +319,33 @@ var errHung = errors.New("hung")
 // send queues one request and returns where its reply will come. give, when it fires before
 // the request is queued, gives up with errHung.
 func (a *Adapter) send(give <-chan time.Time, op string, args ...string) (chan Reply, error) {
+	_, ch, err := a.sendOp(give, op, args...)
+	return ch, err
+}
+
+// sendOp is send, returning the request's id too.
+func (a *Adapter) sendOp(give <-chan time.Time, op string, args ...string) (uint64, chan Reply, error) {
 	id := a.next.Add(1)
 	ch := make(chan Reply, 1)
 	a.mu.Lock()
 	a.pending[id] = ch
 	a.mu.Unlock()
 	b := appendRequest(make([]byte, 0, 64), id, op, args...)
+	var err error
 	select {
 	case a.out <- b:
-		return ch, nil
+		return id, ch, nil
 	case <-give:
-		return nil, errHung
+		err = errHung
 	case <-a.dead:
-		return nil, a.err
+		err = a.err
 	case <-a.quit:
-		return nil, ErrClosed
+		err = ErrClosed
 	}
+	a.mu.Lock()
+	delete(a.pending, id)
+	a.mu.Unlock()
+	return 0, nil, err
 }
 
 // sendID queues a request for an id already in flight (cancel).
@@ -370,7 +381,7 @@ func (a *Adapter) Acquire(ctx context.Context, owner, name string, wait time.Dur
 	if wait >= 0 {
 		ms = wait.Milliseconds()
 	}
-	ch, err := a.send(nil, OpAcquire, owner, name, strconv.FormatInt(ms, 10))
+	id, ch, err := a.sendOp(nil, OpAcquire, owner, name, strconv.FormatInt(ms, 10))
 	if err != nil {
 		return false, err
 	}
@@ -382,7 +393,7 @@ func (a *Adapter) Acquire(ctx context.Context, owner, name string, wait time.Dur
 	case <-a.quit:
 		return false, ErrClosed
 	case <-ctx.Done():
-		if r, err := a.cancel(ch); err == nil && r.Status == StatusOK {
+		if r, err := a.cancel(id, ch); err == nil && r.Status == StatusOK {
 			_ = a.Release(owner, name) // the grant won the race: give it back
 		}
 		return false, ctx.Err()
@@ -399,18 +410,13 @@ func (a *Adapter) Acquire(ctx context.Context, owner, name string, wait time.Dur
 	return false, a.err
 }
 
-// cancel stops the acquire whose reply comes on ch and returns its reply. The adapter answers
+// cancel stops acquire id, whose reply comes on ch, and returns its reply. The adapter answers
 // pings meanwhile, so this wait is bounded by HangTimeout.
-func (a *Adapter) cancel(ch chan Reply) (Reply, error) {
+func (a *Adapter) cancel(id uint64, ch chan Reply) (Reply, error) {
 	a.mu.Lock()
-	var id uint64
-	for k, v := range a.pending {
-		if v == ch {
-			id = k
-		}
-	}
+	_, waiting := a.pending[id]
 	a.mu.Unlock()
-	if id != 0 { // else answered meanwhile: the reply is in ch
+	if waiting { // else answered meanwhile: the reply is in ch
 		a.sendID(id, OpCancel)
 	}
 	return a.await(ch)
