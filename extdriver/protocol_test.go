@@ -110,3 +110,19 @@ func TestDriversParse(t *testing.T) {
 		t.Fatalf("drivers.Parse of a bad exec spec: %v; want ErrBadOption", err)
 	}
 }
+
+func TestNeedsReferee(t *testing.T) {
+	for _, c := range []struct {
+		specs []string
+		want  bool
+	}{
+		{[]string{"lockcore", "redsync"}, false},
+		{[]string{"lockcore", "exec:redis-py=python3 a.py"}, true},
+		{nil, false},
+		{[]string{"executor"}, false},
+	} {
+		if got := extdriver.NeedsReferee(c.specs); got != c.want {
+			t.Errorf("NeedsReferee(%q) = %v, want %v", c.specs, got, c.want)
+		}
+	}
+}
