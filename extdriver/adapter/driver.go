@@ -34,7 +34,19 @@ func ConfigFromEnv(getenv func(string) string) (drivers.Config, error) {
 	}
 	cfg.Lease = time.Duration(ms) * time.Millisecond
 	cfg.Concurrency, _ = strconv.Atoi(getenv(extdriver.EnvConcurrency))
-	s, err := conn.New(conn.Options{Addrs: cfg.Addrs, Topology: cfg.Topology, User: getenv(extdriver.EnvUser),
+	addrs := cfg.Addrs
+	if db := getenv(extdriver.EnvDB); db != "" {
+		// conn takes the database in a URL's path.
+		scheme := "redis://"
+		if getenv(extdriver.EnvTLS) == "1" {
+			scheme = "rediss://"
+		}
+		addrs = make([]string, len(cfg.Addrs))
+		for i, a := range cfg.Addrs {
+			addrs[i] = scheme + a + "/" + db
+		}
+	}
+	s, err := conn.New(conn.Options{Addrs: addrs, Topology: cfg.Topology, User: getenv(extdriver.EnvUser),
 		TLS: getenv(extdriver.EnvTLS) == "1", Getenv: getenv})
 	if err != nil {
 		return cfg, err
