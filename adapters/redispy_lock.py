@@ -37,6 +37,10 @@ def client():
         "username": os.environ.get("LOCKBENCH_REDIS_USER") or None,
         "password": os.environ.get("LOCKBENCH_REDIS_PASSWORD") or None,
         "ssl": os.environ.get("LOCKBENCH_REDIS_TLS") == "1",
+        # A Redis call that never returns would keep its request from a reply; lockbench gives up
+        # on it after 30 s, this ends it first.
+        "socket_timeout": 10,
+        "socket_connect_timeout": 10,
     }
     hostport = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
     if topology == "single":

@@ -29,6 +29,11 @@ const (
 	DefaultHangTimeout = 3 * time.Second
 	// DefaultShutdownGrace is how long an adapter has to exit after its stdin closes.
 	DefaultShutdownGrace = 5 * time.Second
+	// DefaultReplyTimeout bounds the wait for a release's reply and for a cancelled acquire's:
+	// an adapter that answers pings but whose library never returns (a Redis call with no
+	// timeout) must not keep a worker, and so the run, from ending. A reply that comes later
+	// is dropped.
+	DefaultReplyTimeout = 30 * time.Second
 	// maxLine bounds one line from the adapter.
 	maxLine = 64 << 10
 )
@@ -62,6 +67,7 @@ type Options struct {
 	PingInterval  time.Duration
 	HangTimeout   time.Duration
 	ShutdownGrace time.Duration
+	ReplyTimeout  time.Duration
 }
 
 func (o *Options) fill() {
@@ -74,6 +80,7 @@ func (o *Options) fill() {
 	def(&o.PingInterval, DefaultPingInterval)
 	def(&o.HangTimeout, DefaultHangTimeout)
 	def(&o.ShutdownGrace, DefaultShutdownGrace)
+	def(&o.ReplyTimeout, DefaultReplyTimeout)
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
 	}
@@ -357,8 +364,14 @@ func (a *Adapter) sendID(id uint64, op string) {
 	}
 }
 
-// await waits for the reply on ch, or the adapter's failure.
+// ErrNoReply is wrapped when a release or a cancelled acquire got no reply within ReplyTimeout.
+var ErrNoReply = errors.New("extdriver: no reply")
+
+// await waits for the reply on ch, or the adapter's failure, at most ReplyTimeout. A reply that
+// comes later finds its buffered channel still registered, and is dropped with it.
 func (a *Adapter) await(ch chan Reply) (Reply, error) {
+	t := time.NewTimer(a.opt.ReplyTimeout)
+	defer t.Stop()
 	select {
 	case r := <-ch:
 		return r, nil
@@ -366,6 +379,8 @@ func (a *Adapter) await(ch chan Reply) (Reply, error) {
 		return Reply{}, a.err
 	case <-a.quit:
 		return Reply{}, ErrClosed
+	case <-t.C:
+		return Reply{}, fmt.Errorf("%w from %s within %v (it answers pings: its library is stuck?)", ErrNoReply, a.opt.Name, a.opt.ReplyTimeout)
 	}
 }
 

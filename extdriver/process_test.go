@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,5 +227,32 @@ func TestUncleanShutdown(t *testing.T) {
 	err = a.Close()
 	if !errors.Is(err, extdriver.ErrAdapter) || !strings.Contains(err.Error(), "still running 200ms after its stdin closed; killed") {
 		t.Fatalf("Close: %v", err)
+	}
+}
+
+// TestStuckRelease: an adapter that answers pings but never a release does not keep the worker:
+// the release fails with ErrNoReply after ReplyTimeout, and the adapter goes on.
+func TestStuckRelease(t *testing.T) {
+	const script = `import sys
+print('hello {"protocol":1,"library":"stuck","kinds":["mutex"]}', flush=True)
+for line in sys.stdin:
+    f = line.split()
+    if f[1] in ("ping", "acquire"):
+        print(f[0], "ok", flush=True)
+`
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	a := start(t, extdriver.Options{Name: "stuck", Argv: []string{py, "-c", script}, ReplyTimeout: 300 * time.Millisecond,
+		PingInterval: 50 * time.Millisecond, HangTimeout: 5 * time.Second})
+	if ok, err := a.Acquire(context.Background(), "a", "k", -1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := a.Release("a", "k"); !errors.Is(err, extdriver.ErrNoReply) {
+		t.Fatalf("release with no reply: %v; want ErrNoReply", err)
+	}
+	if ok, err := a.Acquire(context.Background(), "a", "k2", -1); !ok || err != nil || a.Err() != nil {
+		t.Fatalf("after a stuck release the adapter should go on: %v %v %v", ok, err, a.Err())
 	}
 }
