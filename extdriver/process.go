@@ -63,6 +63,8 @@ type Options struct {
 	// print a password it was given).
 	Redact func(string) string
 
+	// HelloTimeout, PingInterval, HangTimeout, ShutdownGrace and ReplyTimeout: see the
+	// Default… constants of the same names.
 	HelloTimeout  time.Duration
 	PingInterval  time.Duration
 	HangTimeout   time.Duration

@@ -99,8 +99,11 @@ func ParseHello(line string) (Hello, drivers.Kind, error) {
 
 // Reply is one decoded answer.
 type Reply struct {
-	ID      uint64
-	Status  string
+	// ID is the request's id.
+	ID uint64
+	// Status is one of the Status constants.
+	Status string
+	// Message is the rest of the line: why, for notowner and error.
 	Message string
 }
 
