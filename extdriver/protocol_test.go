@@ -126,3 +126,23 @@ func TestNeedsReferee(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseHello: whatever an adapter's first line is, ParseHello accepts only a hello of
+// protocol 1 that names a library and offers mutex, and never panics.
+func FuzzParseHello(f *testing.F) {
+	f.Add(`hello {"protocol":1,"library":"x","version":"1","kinds":["mutex","reentrant"]}`)
+	f.Add(`hello {"protocol":1,"library":"x","kinds":["rw"]}`)
+	f.Add(`hello []`)
+	f.Fuzz(func(t *testing.T, line string) {
+		h, k, err := extdriver.ParseHello(line)
+		if err != nil {
+			if !errors.Is(err, extdriver.ErrGarbage) {
+				t.Fatalf("ParseHello(%q): %v is not ErrGarbage", line, err)
+			}
+			return
+		}
+		if h.Protocol != extdriver.Protocol || strings.TrimSpace(h.Library) == "" || !k.Has(drivers.KindMutex) {
+			t.Fatalf("ParseHello(%q) accepted %+v, %v", line, h, k)
+		}
+	})
+}
