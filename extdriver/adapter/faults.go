@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/lockbench/lockbench/extdriver"
 )
@@ -68,7 +67,7 @@ func (f *atNth) Acquire(ctx context.Context, owner, name string) error {
 			os.Exit(3)
 		case FaultHang:
 			fmt.Fprintf(os.Stderr, "adapter: fault %s=%d: stopping\n", FaultHang, f.after)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			stopSelf()
 		case FaultGarbage:
 			fmt.Fprintf(os.Stderr, "adapter: fault %s=%d: writing garbage\n", FaultGarbage, f.after)
 			os.Stdout.Write([]byte("\x00garbage, not a reply\n"))
