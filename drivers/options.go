@@ -31,9 +31,13 @@ type Option struct {
 
 // Parse returns the driver spec names: a registered driver's name, optionally followed by
 // options, each ":key=value", e.g. "lockcore:handoff=0". Errors about options wrap
-// ErrBadOption; an unknown name is Get's error.
+// ErrBadOption; an unknown name is Get's error. A spec whose name is a registered Scheme's prefix
+// ("exec:…") is that Scheme's to parse, whole.
 func Parse(spec string) (Driver, error) {
 	name, rest, hasOpts := strings.Cut(spec, ":")
+	if parse := scheme(name); parse != nil && hasOpts {
+		return parse(spec)
+	}
 	d, err := Get(name)
 	if err != nil || !hasOpts {
 		return d, err

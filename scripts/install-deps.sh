@@ -138,4 +138,16 @@ else
 	log "no prometheus: the metrics test will skip (install Prometheus 2.x to run it)"
 fi
 
+# --- python3-redis, for the redis-py external-driver adapter ----------------------------------
+# extdriver's TestRedisPyAdapter runs adapters/redispy_lock.py with Debian's python3 and its
+# python3-redis package; under CI a missing module fails it.
+if /usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || python3 -c 'import redis' >/dev/null 2>&1; then
+	log "python3 redis module present"
+elif [ "$(uname -s)" = Linux ] && command -v apt-get >/dev/null 2>&1; then
+	log "no python3 redis module (the redis-py adapter's test needs it): installing Debian's python3-redis package"
+	apt_install python3 python3-redis
+else
+	log "no python3 redis module: the redis-py adapter's test will skip (pip install redis to run it)"
+fi
+
 log "ok"

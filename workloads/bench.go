@@ -171,7 +171,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 			}
 		}
 	}
-	cpuBefore, cpuOK := processCPU()
+	cpuBefore, cpuOK := clientCPU(locker)
 	timeline.Start()
 	if cfg.stall != nil {
 		cfg.stall.arm(timeline.Started()) // the faults' clock (Measure below)
@@ -186,7 +186,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if live != nil {
 		live.stopPolling()
 	}
-	if cpuAfter, ok := processCPU(); ok && cpuOK {
+	if cpuAfter, ok := clientCPU(locker); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)
 	}
 	if err := errors.Join(run.Fill(results.Merge(ph.Recorders...), ph.Elapsed), tlErr); err != nil {

@@ -72,6 +72,9 @@ func (p *cycleBase) acquireFailed(ctx context.Context, rec *results.Recorder, er
 		return context.DeadlineExceeded
 	}
 	countError(rec, failureKind(kindAcquire, err), err)
+	if errors.Is(err, drivers.ErrBroken) {
+		return err // every attempt after it would fail at once: this worker, and so the phase, ends
+	}
 	p.pause(ctx)
 	return nil
 }

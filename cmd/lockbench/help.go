@@ -34,6 +34,8 @@ var helpTopics = []helpTopic{
 	{"image", "docs/image.md", "`lockbench image build`", "the Redis image for --provider docker and the lockbench image for generator containers"},
 	{"acl", "docs/acl-check.md", "`lockbench acl` and `lockbench check`", "the ACL SETUSER line of a least-privilege user for lockbench"},
 	{"check", "docs/acl-check.md", "`lockbench acl` and `lockbench check`", "preflight of a deployment: version, eviction, persistence, replicas, RTT; warnings"},
+	{"external-drivers", "docs/external-drivers.md", "External drivers: lock libraries in any language", "the adapter protocol (exec:NAME=COMMAND), the in-tree adapters, lockbench driver-check"},
+	{"driver-check", "docs/external-drivers.md", "External drivers: lock libraries in any language", "check that an external-driver adapter keeps the lock's rules"},
 	{"drivers", "docs/drivers.md", "Drivers and their options", "the lock libraries, the Redisson profiles, and each driver's :key=value options"},
 	{"workloads", "docs/workloads.md", "Workloads", "contention, rw, multilock, reentrancy, longhold; fairness, hold checks, the post-run audit"},
 	{"topologies", "docs/topologies.md", "Topologies and deployments: URLs, credentials, TLS", "single, sentinel, cluster, masters:N; attaching with redis://, rediss://, ACL users and TLS"},

@@ -33,6 +33,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		"worker":  workerCommand,
 		"merge":   mergeCommand,
 		"report":  reportCommand,
+
+		"driver-check": driverCheckCommand,
 	}
 	if cmd, ok := commands[args[0]]; ok {
 		return cmd(args[1:], stdout, stderr)

@@ -16,6 +16,7 @@ Usage:
   lockbench merge FILE... -o OUT  merge the result files of worker processes into one result
   lockbench export FILE...  write HDR percentile (.hgrm) and interval log (.hlog) files from result files
   lockbench report -o DIR FILE...  draw result files as an offline HTML page and PNG charts
+  lockbench driver-check ADAPTER  check that an external-driver adapter keeps the lock's rules
   lockbench image build     build a Redis image from this machine's redis-server, for --provider docker
   lockbench version         print the version
   lockbench help [TOPIC]    show help: a command's flags, or where a topic's manual page is

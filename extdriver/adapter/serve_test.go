@@ -1,0 +1,111 @@
+package adapter_test
+
+import (
+	"bufio"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/extdriver"
+	"github.com/lockbench/lockbench/extdriver/adapter"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serve runs Serve on Memory over pipes; send writes a request, next reads a reply line.
+func serve(t *testing.T) (send func(string), next func() string, end func() error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := adapter.Serve(inR, outW, adapter.NewMemory(0))
+		outW.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(outR)
+	next = func() string {
+		if !lines.Scan() {
+			t.Fatalf("no line: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	send = func(s string) {
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end = func() error {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve did not return after its input ended")
+			return nil
+		}
+	}
+	return send, next, end
+}
+
+// TestServe: hello first, then replies by id, a waiter cancelled, a non-owner refused.
+func TestServe(t *testing.T) {
+	send, next, end := serve(t)
+	if _, k, err := extdriver.ParseHello(next()); err != nil || k.String() != "mutex,reentrant" {
+		t.Fatalf("hello: %v %v", k, err)
+	}
+	send("1 acquire a k -1")
+	if got := next(); got != "1 ok" {
+		t.Fatalf("acquire: %q", got)
+	}
+	send("2 acquire b k -1") // waits: a holds k
+	send("3 ping")
+	if got := next(); got != "3 ok" {
+		t.Fatalf("ping while 2 waits: %q", got)
+	}
+	send("2 cancel")
+	if got := next(); got != "2 timeout" {
+		t.Fatalf("cancelled acquire: %q", got)
+	}
+	send("4 release b k")
+	if got := next(); !strings.HasPrefix(got, "4 notowner ") {
+		t.Fatalf("non-owner release: %q", got)
+	}
+	send("5 release a k")
+	if got := next(); got != "5 ok" {
+		t.Fatalf("release: %q", got)
+	}
+	send("6 acquire c k -1")
+	if got := next(); got != "6 ok" {
+		t.Fatalf("acquire after release: %q", got)
+	}
+	send("7 acquire d k -1") // still waiting when the input ends: Serve stops it and returns
+	if err := end(); err != nil {
+		t.Fatalf("Serve at the end of its input: %v", err)
+	}
+}
+
+func TestServeRefusesGarbage(t *testing.T) {
+	send, next, end := serve(t)
+	next() // hello
+	send("1 lock k")
+	if err := end(); err == nil || !strings.Contains(err.Error(), `not a request: "1 lock k"`) {
+		t.Fatalf("Serve on garbage: %v", err)
+	}
+}
+
+func TestWithFault(t *testing.T) {
+	for _, ok := range []string{"", "nolock", "die-after=3", "hang-after=1", "garbage-after=10"} {
+		if _, err := adapter.WithFault(adapter.NewMemory(0), ok); err != nil {
+			t.Errorf("WithFault(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"die", "die-after=0", "hang-after=x", "explode=1"} {
+		if _, err := adapter.WithFault(adapter.NewMemory(0), bad); err == nil {
+			t.Errorf("WithFault(%q) accepted", bad)
+		}
+	}
+}
