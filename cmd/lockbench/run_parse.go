@@ -243,6 +243,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 		}
 		checks = append(checks, func() string { return f.collect.check(command, f.fleet.procs) },
 			func() string { return f.resource.check(command, f.workload, &f.referee) }, // before the referee's: it may ask for one
+			func() string { return f.referee.defaultFor(command, f.drivers) },
 			func() string { return f.referee.check(command) })
 	}
 	if command == cmdRun {

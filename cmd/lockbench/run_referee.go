@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/extdriver"
 	"github.com/lockbench/lockbench/referee"
 	"github.com/spf13/pflag"
 )
@@ -41,6 +42,17 @@ func (g *refereeFlags) check(cmd string) string {
 	}
 	if _, err := referee.Settings(referee.Options{Addr: g.addr, CAFile: g.caFile}); err != nil {
 		return "--referee: " + err.Error()
+	}
+	return ""
+}
+
+// defaultFor gives lockbench run a native referee when an external driver (exec:) runs and no
+// referee is named: lockbench does not trust an adapter's word that it holds a lock, and the
+// referee marks holders between the grant received and the release sent, inside the adapter's
+// real hold (docs/external-drivers.md). Always "": it only fills a default.
+func (g *refereeFlags) defaultFor(cmd string, drivers []string) string {
+	if cmd == cmdRun && g.addr == "" && extdriver.NeedsReferee(drivers) {
+		g.addr = refereeNative
 	}
 	return ""
 }
