@@ -38,6 +38,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	cfs := newCmdFlagSet(c.name, stderr)
 	fs := cfs.FlagSet
 	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", ")+"; negative control, broken on purpose, never a default: "+strings.Join(drivers.Controls(), ", ")+
+		"; reference, not a lock (SET NX PX + DEL, the floor of Redis CPU per acquisition): "+strings.Join(drivers.References(), ", ")+
+		"; an external library through an adapter process: exec:NAME=COMMAND (docs/external-drivers.md)"+
 		"; a driver's options follow its name, each :key=value, so one run compares settings (e.g. lockcore,lockcore:handoff=0); options:\n"+drivers.OptionsHelp())
 	fs.IntVar(&f.repeat, "repeat", 1, "run every driver this many times, interleaved and rotating the order each round (a b c, c a b, b c a, …); the summary shows medians")
 	fs.StringVar(&f.baseline, "baseline", "", "driver the summary's throughput and p99 ratios compare with (default: the first --driver)")
