@@ -76,6 +76,7 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child { white-space: nowrap; }
 caption { caption-side: bottom; text-align: left; color: #555; padding-top: 0.3em; }
 .notes { background: #fff8e1; border-left: 4px solid #f0c040; padding: 0.5em 1em; }
 nav a { margin-right: 1em; }

@@ -29,6 +29,7 @@ type sweepDriver struct {
 	results.SweepDriver
 	steps []sweepPoint
 	knee  int // index in steps, -1 when the driver has no knee
+	color int // in palette: the driver's color in the whole report
 }
 
 // sweepPoint is one step with its run; run is nil for a step that produced none.
@@ -129,7 +130,7 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 	n := 0
 	var knees plotter.XYs
 	var kneeNames []string
-	for i, d := range v.drivers {
+	for _, d := range v.drivers {
 		var p50, p99, ps plotter.XYs
 		var bars intervalBars
 		for j, st := range d.steps {
@@ -170,14 +171,14 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		if !positive(p99) || !positive(p50) {
 			continue
 		}
-		if err := addLine(p, i, d.Driver+" p99", p99, nil, true); err != nil {
+		if err := addLine(p, d.color, d.Driver+" p99", p99, nil, true); err != nil {
 			return nil, err
 		}
-		if err := addLine(p, i, d.Driver+" p50", p50, []vg.Length{vg.Points(5), vg.Points(3)}, true); err != nil {
+		if err := addLine(p, d.color, d.Driver+" p50", p50, []vg.Length{vg.Points(5), vg.Points(3)}, true); err != nil {
 			return nil, err
 		}
 		if extra && positive(ps) {
-			if err := addLine(p, i, d.Driver+" "+v.sloName(), ps, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, true); err != nil {
+			if err := addLine(p, d.color, d.Driver+" "+v.sloName(), ps, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, true); err != nil {
 				return nil, err
 			}
 		}
@@ -187,7 +188,7 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 			if err != nil {
 				return nil, err
 			}
-			eb.LineStyle = draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1)}
+			eb.LineStyle = draw.LineStyle{Color: seriesColor(d.color), Width: vg.Points(1)}
 			eb.CapWidth = vg.Points(4)
 			p.Add(eb)
 		}
@@ -207,7 +208,7 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		}
 		line.LineStyle = draw.LineStyle{Color: red, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("SLO %s ≤ %s", v.sloName(), formatLatencyTick(slo.LimitUS)), line)
+		p.addLegend(fmt.Sprintf("SLO %s ≤ %s", v.sloName(), formatLatencyTick(slo.LimitUS)), line)
 	}
 	for i, k := range knees {
 		s, err := plotter.NewScatter(plotter.XYs{k})
@@ -216,10 +217,9 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: red, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
 		p.Add(s)
-		p.Legend.Add(kneeNames[i], s)
+		p.addLegend(kneeNames[i], s)
 	}
 	padLogRange(&p.Y)
-	legendRoom(p, 2*n+len(knees)+1, true)
 	caption := "Each point is one step of the sweep, at the throughput it achieved: the solid " +
 		"line is its acquire p99, the dashed one its p50."
 	if extra {
@@ -264,7 +264,6 @@ func (v *sweepView) spectrum(id string, d *sweepDriver) (*Chart, error) {
 	}
 	p.X.Min, p.X.Max = 1, decadeAbove(p.X.Max)
 	padLogRange(&p.Y)
-	legendBottomRight(p)
 	return &Chart{
 		ID:      id,
 		Title:   title,
