@@ -169,3 +169,17 @@ func TestLegendsShortAndBeside(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoSweep writes a sweep's report when -demo is given.
+func TestDemoSweep(t *testing.T) {
+	if *demo == "" {
+		t.Skip("no -demo DIR")
+	}
+	dir := *demo + "/report-sweep"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, []Source{roundTrip(t, sweepFile(t, results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 1000}))}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -19,6 +19,9 @@ import (
 type figure struct {
 	*plot.Plot
 	legend []legendEntry
+	// marked counts the points marked per sweep verdict (sweep charts only): what the legend
+	// and the caption name.
+	marked map[string]int
 }
 
 // legendEntry is one line of a figure's legend.

@@ -119,7 +119,8 @@ func Build(sources []Source, opts Options) (*Report, error) {
 		}
 		steps := make(map[int]bool)
 		if sw := s.File.Sweep; sw != nil {
-			r.sweeps = append(r.sweeps, newSweepView(i, s, sw))
+			// Named by its set, short, as the other charts name it.
+			r.sweeps = append(r.sweeps, newSweepView(i, Source{Name: set, Label: s.Label, File: s.File}, sw))
 			steps = stepRuns(sw)
 		}
 		for j, run := range s.File.Runs {
@@ -132,6 +133,9 @@ func Build(sources []Source, opts Options) (*Report, error) {
 		for _, g := range results.GroupRuns(setRuns[set]) {
 			r.groups = append(r.groups, &group{Group: g, set: set, src: setSrc[set]})
 		}
+	}
+	if len(r.sweeps) == 1 {
+		r.sweeps[0].name = "" // the page's only sweep needs no name
 	}
 	r.labelGroups(len(sets) > 1)
 	r.style()
@@ -181,11 +185,12 @@ func Build(sources []Source, opts Options) (*Report, error) {
 	if err := add(roundsChart(r.groups)); err != nil {
 		return nil, err
 	}
-	tput, p99 := timelineCharts(r.groups)
+	tput, p99, tlNotes := timelineCharts(r.groups)
 	if err := errors.Join(add(tput, nil), add(p99, nil)); err != nil {
 		return nil, err
 	}
 	r.notes()
+	r.Notes = append(r.Notes, tlNotes...)
 	return r, nil
 }
 

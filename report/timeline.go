@@ -1,8 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"image/color"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -29,18 +33,28 @@ type timelineRun struct {
 
 // timelineCharts draw the runs' timelines, one line per run that has one: throughput and
 // acquire p99 second by second. They are nil when no run has a timeline (files from before
-// timelines, runs that never measured).
-func timelineCharts(groups []*group) (tput, p99 *Chart) {
+// timelines, runs that never measured). The notes say which measured runs are in no timeline
+// and why, so that a missing or thin chart is explained rather than blank: a line needs two
+// intervals of at least half the timeline's interval, which a 1-second run at the default 1 s
+// interval does not have.
+func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 	var runs []timelineRun
+	var none, short []string // groups with measured runs without a timeline, or too short for one
+	shortest, interval := math.Inf(1), 0.0
 	rounds := 0
 	variants := false
 	for _, g := range groups {
 		variants = variants || g.dash > 0
 	}
 	for _, g := range groups {
+		noneHere, shortHere := false, false
 		for _, r := range g.Runs {
 			tl := r.Timeline
+			if r.Acquisitions <= 0 {
+				continue // said by Report.notes: measured nothing
+			}
 			if tl == nil {
+				noneHere = true
 				continue
 			}
 			tr := timelineRun{name: g.label, color: g.color, dash: g.dash, round: max(r.Round, 1), groupLabel: g.label,
@@ -61,15 +75,32 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 					tr.lat = append(tr.lat, plotter.XY{X: mid, Y: latencyY(pt.AcquireP99US)})
 				}
 			}
-			if len(tr.rate) == 0 {
+			if len(tr.rate) < 2 {
+				// One point is no line (and, unmarked, nothing at all on the chart).
+				shortHere = true
+				shortest, interval = min(shortest, r.DurationS), max(interval, tl.IntervalS)
 				continue
 			}
 			runs = append(runs, tr)
 			rounds = max(rounds, tr.round)
 		}
+		if noneHere {
+			none = append(none, g.label)
+		}
+		if shortHere {
+			short = append(short, g.label)
+		}
+	}
+	if len(short) > 0 {
+		notes = append(notes, fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least two of its %s intervals "+
+			"to draw a line: run for %s or more (--duration) to see one.",
+			listNames(short), runsWord(len(short)), seconds(shortest), seconds(interval), seconds(2*interval)))
+	}
+	if len(none) > 0 {
+		notes = append(notes, fmt.Sprintf("No timeline for %s: the result file has none (written before timelines were recorded).", listNames(none)))
 	}
 	if len(runs) == 0 {
-		return nil, nil
+		return nil, nil, notes
 	}
 	pt := newPlot("Throughput over time", "seconds into the measured phase", "acquisitions per second")
 	pt.Y.Tick.Marker = rateTicks{}
@@ -122,7 +153,27 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 			plot: pl,
 		}
 	}
-	return tput, p99
+	return tput, p99, notes
+}
+
+// listNames lists names for a sentence: "a", "a and b", "a, b and c", at most eight and a
+// count of the rest.
+func listNames(names []string) string {
+	if len(names) > 8 {
+		names = append(slices.Clone(names[:8]), fmt.Sprintf("%d more", len(names)-8))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// runsWord names the run whose length the note gives.
+func runsWord(groups int) string {
+	if groups == 1 {
+		return "its shortest run"
+	}
+	return "the shortest run"
 }
 
 // legendByColorAndDash names the drivers by color and the variants (or rounds) by dash
