@@ -137,13 +137,13 @@ func barWidth(chartWidth vg.Length, drivers, variants int) vg.Length {
 	return chartWidth * 0.6 * 0.75 / vg.Length(drivers*variants)
 }
 
-// shade is the i-th of n shades of c: c itself first, then ever lighter, to 30% of it over
+// shade is the i-th of n shades of c: c itself first, then ever lighter, to 40% of it over
 // white for the last, so a driver's bars keep its hue.
 func shade(c color.Color, i, n int) color.Color {
 	if n < 2 || i == 0 {
 		return c
 	}
-	f := 1 - 0.7*float64(i)/float64(n-1)
+	f := 1 - 0.6*float64(i)/float64(n-1)
 	r, g, b, _ := c.RGBA()
 	mix := func(v uint32) uint8 { return uint8(f*float64(v>>8) + (1-f)*255) }
 	return color.RGBA{mix(r), mix(g), mix(b), 0xff}

@@ -10,6 +10,7 @@ import (
 // page is what the template fills in.
 type page struct {
 	Title   string
+	Compare *compareView
 	Notes   []string
 	Summary *table
 	Charts  []pageChart
@@ -31,7 +32,7 @@ type pageConfig struct {
 // an inline SVG, no script, and no reference to anything outside the page, so it renders the
 // same offline, mailed or attached. It is not safe for concurrent use.
 func (r *Report) WriteHTML(w io.Writer) error {
-	pg := page{Title: r.Title, Notes: r.Notes, Summary: r.summaryTable()}
+	pg := page{Title: r.Title, Compare: r.compare, Notes: r.Notes, Summary: r.summaryTable()}
 	for _, c := range r.Charts {
 		svg, err := c.inlineSVG()
 		if err != nil {
@@ -80,11 +81,25 @@ td:first-child { white-space: nowrap; }
 caption { caption-side: bottom; text-align: left; color: #555; padding-top: 0.3em; }
 .notes { background: #fff8e1; border-left: 4px solid #f0c040; padding: 0.5em 1em; }
 nav a { margin-right: 1em; }
+.verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
+.verdict.fail { background: #fde2e1; color: #8a1c1c; }
+.verdict.pass { background: #e3f4e1; color: #1d5b1a; }
+td.v-regression, td.v-violations { background: #fde2e1; color: #8a1c1c; font-weight: bold; }
+td.v-inconclusive { background: #fff4d6; }
+td.v-improved { background: #e3f4e1; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{if .Charts}}<nav>{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
+{{with .Compare}}<h2>BASE and NEW</h2>
+<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">Verdict: {{.Verdict}}{{if .Failed}}: the gate fails{{else}}: the gate passes{{end}}</p>
+<table>
+<caption>{{.Caption}}</caption>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{$class := .Class}}{{range $i, $c := .Cells}}{{if eq $i 7}}<td class="{{$class}}">{{$c}}</td>{{else if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+{{end}}
 {{if .Notes}}<div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Summary}}<h2>Summary</h2>
 {{template "table" .}}{{end}}

@@ -67,6 +67,8 @@ type Report struct {
 	variants []string
 	// width is the charts' width, which the bars' width depends on.
 	width vg.Length
+	// compare is the BASE/NEW section of a comparison's page (BuildCompare); nil otherwise.
+	compare *compareView
 }
 
 // group is the repetitions of one driver on one case in one source, with a label that tells

@@ -96,7 +96,10 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 			"to draw a line: run for %s or more (--duration) to see one.",
 			listNames(short), runsWord(len(short)), seconds(shortest), seconds(interval), seconds(2*interval)))
 	}
-	if len(none) > 0 {
+	switch {
+	case len(none) > 0 && len(runs) == 0 && len(short) == 0:
+		notes = append(notes, "No timeline: the runs have none (their result files were written before timelines were recorded).")
+	case len(none) > 0:
 		notes = append(notes, fmt.Sprintf("No timeline for %s: the result file has none (written before timelines were recorded).", listNames(none)))
 	}
 	if len(runs) == 0 {
