@@ -30,7 +30,7 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 	if len(drivers) == 0 {
 		return nil, nil, nil
 	}
-	tput, err = r.barChart("bars-throughput", "Throughput by driver and "+r.variantKind(), "acquisitions per second (median)", drivers,
+	tput, err = r.barChart("bars-throughput", "Throughput by "+r.barsBy(), "acquisitions per second (median)", drivers,
 		func(g *group) (v, lo, hi float64) {
 			if g.Measured == 0 {
 				return 0, 0, 0
@@ -46,7 +46,7 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 	tput.Caption = "Each bar is one driver on one " + r.variantKind() + ": the median throughput over its rounds, " +
 		"the whisker their min–max. A driver keeps its color; the shade says which " + r.variantKind() +
 		" (see the legend). Taller is better."
-	cpu, err = r.barChart("bars-redis-cpu", "Redis CPU per acquisition by driver and "+r.variantKind(), "Redis CPU µs per acquisition (median)", drivers,
+	cpu, err = r.barChart("bars-redis-cpu", "Redis CPU per acquisition by "+r.barsBy(), "Redis CPU µs per acquisition (median)", drivers,
 		func(g *group) (v, lo, hi float64) {
 			return g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS
 		})
@@ -58,21 +58,34 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 	return tput, cpu, err
 }
 
-// variantKind names what the variants are, for titles: "label", "topology", or "case" when
-// they are several things.
+// barsBy says what a bar chart's bars are by: "driver and topology", "driver, label and
+// topology".
+func (r *Report) barsBy() string {
+	return listNames(append([]string{"driver"}, r.variantKinds()...))
+}
+
+// variantKind names what the variants are, for captions: "label", "topology", "label and
+// topology", …: the sets when there are several, then the case fields that differ.
 func (r *Report) variantKind() string {
-	sets, cases := false, false
-	for _, g := range r.groups {
-		sets = sets || g.set != r.groups[0].set
-		cases = cases || g.Case().String() != r.groups[0].Case().String()
+	kinds := r.variantKinds()
+	if len(kinds) == 0 {
+		return "case"
 	}
-	switch {
-	case sets && cases:
-		return "label and case"
-	case sets:
-		return "label"
+	return listNames(kinds)
+}
+
+// variantKinds are the labels (when there are several sets) and the case fields that differ.
+func (r *Report) variantKinds() []string {
+	var kinds []string
+	if len(r.groups) > 0 {
+		for _, g := range r.groups {
+			if g.set != r.groups[0].set {
+				kinds = append(kinds, "label")
+				break
+			}
+		}
 	}
-	return "case"
+	return append(kinds, r.differ...)
 }
 
 // barChart draws value(g) of every group as a bar, nil when no group has a positive value.

@@ -113,6 +113,9 @@ func TestOneColorPerDriver(t *testing.T) {
 	if got := chartIDs(r); !slices.Equal(got, want) {
 		t.Errorf("charts %q, want %q", got, want)
 	}
+	if title := r.Charts[0].Title; title != "Throughput by driver, label and topology" {
+		t.Errorf("bars titled %q: want it to say the bars are labels and topologies", title)
+	}
 	for _, c := range r.Charts {
 		var svg bytes.Buffer
 		if err := c.WriteSVG(&svg); err != nil {

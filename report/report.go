@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,8 @@ type Report struct {
 	variants []string
 	// width is the charts' width, which the bars' width depends on.
 	width vg.Length
+	// differ are the case fields whose values differ between the groups, by name.
+	differ []string
 	// compare is the BASE/NEW section of a comparison's page (BuildCompare); nil otherwise.
 	compare *compareView
 }
@@ -255,6 +258,13 @@ func (r *Report) labelGroups(sets bool) {
 				first[l.Name] = l.Value
 			} else if v != l.Value {
 				differ[l.Name] = true
+			}
+		}
+	}
+	for _, g := range r.groups {
+		for _, l := range g.Case() {
+			if name := strings.ReplaceAll(l.Name, "_", " "); differ[l.Name] && !slices.Contains(r.differ, name) {
+				r.differ = append(r.differ, name)
 			}
 		}
 	}
