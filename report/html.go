@@ -14,6 +14,9 @@ type page struct {
 	Notes   []string
 	Summary *table
 	Charts  []pageChart
+	// Lead are the charts a comparison's page shows under its verdict, before its table:
+	// the BASE and NEW bars, the picture a reader looks for first.
+	Lead    []pageChart
 	Sweeps  []*table
 	Configs []pageConfig
 }
@@ -39,7 +42,12 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			return err
 		}
 		// The SVG comes from gonum's writer, which escapes the text it draws.
-		pg.Charts = append(pg.Charts, pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(svg)})
+		pc := pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(svg)}
+		if r.compare != nil && c.ID == "bars-throughput" {
+			pg.Lead = append(pg.Lead, pc)
+			continue
+		}
+		pg.Charts = append(pg.Charts, pc)
 	}
 	for _, sv := range r.sweeps {
 		pg.Sweeps = append(pg.Sweeps, sv.table())
@@ -87,14 +95,16 @@ nav a { margin-right: 1em; }
 td.v-regression, td.v-violations { background: #fde2e1; color: #8a1c1c; font-weight: bold; }
 td.v-inconclusive { background: #fff4d6; }
 td.v-improved { background: #e3f4e1; }
+table.cmp td.num { white-space: nowrap; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{if .Charts}}<nav>{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
+{{if or .Lead .Charts}}<nav>{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
 {{with .Compare}}<h2>BASE and NEW</h2>
 <p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">Verdict: {{.Verdict}}{{if .Failed}}: the gate fails{{else}}: the gate passes{{end}}</p>
-<table>
+{{range $.Lead}}{{template "chart" .}}{{end}}
+<table class="cmp">
 <caption>{{.Caption}}</caption>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{$class := .Class}}{{range $i, $c := .Cells}}{{if eq $i 7}}<td class="{{$class}}">{{$c}}</td>{{else if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
@@ -103,12 +113,7 @@ td.v-improved { background: #e3f4e1; }
 {{if .Notes}}<div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Summary}}<h2>Summary</h2>
 {{template "table" .}}{{end}}
-{{range .Charts}}<h2 id="{{.ID}}">{{.Title}}</h2>
-<figure>
-{{.SVG}}
-<figcaption>{{.Caption}} (Also {{.ID}}.png.)</figcaption>
-</figure>
-{{end}}
+{{range .Charts}}{{template "chart" .}}{{end}}
 {{range .Sweeps}}<h2>Sweep steps</h2>
 {{template "table" .}}{{end}}
 {{range .Configs}}<h2>Configuration: {{.Name}}</h2>
@@ -118,7 +123,12 @@ td.v-improved { background: #e3f4e1; }
 {{end}}
 </body>
 </html>
-{{define "table"}}<table>
+{{define "chart"}}<h2 id="{{.ID}}">{{.Title}}</h2>
+<figure>
+{{.SVG}}
+<figcaption>{{.Caption}} (Also {{.ID}}.png.)</figcaption>
+</figure>
+{{end}}{{define "table"}}<table>
 {{with .Caption}}<caption>{{.}}</caption>{{end}}
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
