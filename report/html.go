@@ -14,8 +14,9 @@ type page struct {
 	Notes   []string
 	Summary *table
 	Charts  []pageChart
-	// Lead are the charts a comparison's page shows under its verdict, before its table:
-	// the BASE and NEW bars, the picture a reader looks for first.
+	// Lead are the charts the page shows first, under a comparison's verdict and before any
+	// table: the throughput bars of drivers × labels or topologies, the overview a reader
+	// looks for first.
 	Lead    []pageChart
 	Sweeps  []*table
 	Configs []pageConfig
@@ -43,7 +44,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 		// The SVG comes from gonum's writer, which escapes the text it draws.
 		pc := pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(svg)}
-		if r.compare != nil && c.ID == "bars-throughput" {
+		if c.ID == "bars-throughput" {
 			pg.Lead = append(pg.Lead, pc)
 			continue
 		}
@@ -103,8 +104,7 @@ table.cmp td.num { white-space: nowrap; }
 {{if or .Lead .Charts}}<nav>{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
 {{with .Compare}}<h2>BASE and NEW</h2>
 <p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">Verdict: {{.Verdict}}{{if .Failed}}: the gate fails{{else}}: the gate passes{{end}}</p>
-{{range $.Lead}}{{template "chart" .}}{{end}}
-<table class="cmp">
+{{end}}{{range .Lead}}{{template "chart" .}}{{end}}{{with .Compare}}<table class="cmp">
 <caption>{{.Caption}}</caption>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{$class := .Class}}{{range $i, $c := .Cells}}{{if eq $i 7}}<td class="{{$class}}">{{$c}}</td>{{else if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
