@@ -2,6 +2,7 @@ package report
 
 import (
 	"image/color"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -45,7 +46,7 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 	}
 	tput.Caption = "Each bar is one driver on one " + r.variantKind() + ": the median throughput over its rounds, " +
 		"the whisker their min–max. A driver keeps its color; the shade says which " + r.variantKind() +
-		" (see the legend). Taller is better."
+		": the legend, and the name above each bar. Taller is better."
 	cpu, err = r.barChart("bars-redis-cpu", "Redis CPU per acquisition by "+r.barsBy(), "Redis CPU µs per acquisition (median)", drivers,
 		func(g *group) (v, lo, hi float64) {
 			return g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS
@@ -123,6 +124,13 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 				eb.CapWidth = width / 2
 				p.Add(&offsetErrorBars{YErrorBars: eb, offset: b.Offset})
 			}
+			if width >= vg.Points(8) {
+				// The variant's name on its bar, upright above its top: shades alone are
+				// hard to match with a legend beyond two.
+				if err := barLabel(p, float64(di), max(v, hi), b.Offset, g.variant); err != nil {
+					return nil, err
+				}
+			}
 			drawn++
 		}
 	}
@@ -140,7 +148,26 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 	}
 	p.Y.Min = 0
 	p.Y.Max *= 1.05
+	if width >= vg.Points(8) {
+		p.Y.Max *= 1.25 // room for the names above the bars
+	}
 	return &Chart{ID: id, Title: title, plot: p}, nil
+}
+
+// barLabel writes name upright above the bar at x (moved by offset) whose top is at y.
+func barLabel(p *figure, x, y float64, offset vg.Length, name string) error {
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: y}}, Labels: []string{name}})
+	if err != nil {
+		return err
+	}
+	sty := &l.TextStyle[0]
+	sty.Font.Variant, sty.Font.Size = "Sans", vg.Points(8)
+	sty.Color = color.Gray{Y: 60}
+	sty.Rotation = math.Pi / 2
+	sty.XAlign, sty.YAlign = draw.XLeft, draw.YCenter
+	l.Offset = vg.Point{X: offset, Y: vg.Points(4)}
+	p.Add(l)
+	return nil
 }
 
 // barWidth is the width of one bar in a chart chartWidth wide: the drivers' slots share the
