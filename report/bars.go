@@ -45,8 +45,8 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 		return nil, nil, err
 	}
 	tput.Caption = "Each bar is one driver on one " + r.variantKind() + ": the median throughput over its rounds, " +
-		"the whisker their min–max. A driver keeps its color; the shade says which " + r.variantKind() +
-		": the legend, and the name above each bar. Taller is better."
+		"the whisker their min–max. A driver keeps its color; the shade (see the legend) and the name above " +
+		"each bar say which " + r.variantKind() + ". Taller is better."
 	cpu, err = r.barChart("bars-redis-cpu", "Redis CPU per acquisition by "+r.barsBy(), "Redis CPU µs per acquisition (median)", drivers,
 		func(g *group) (v, lo, hi float64) {
 			return g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS
