@@ -186,3 +186,23 @@ func TestDemoSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSetsWithoutRunsNameNothing: a sweep's file beside a run's adds no set to name (its runs
+// are all steps, drawn in the sweep charts), so the run's lines stay named by driver alone and
+// no bars are drawn.
+func TestSetsWithoutRunsNameNothing(t *testing.T) {
+	t.Parallel()
+	r, err := Build([]Source{{Name: "run.json", File: repeatFile(t)},
+		{Name: "sweep.json", File: sweepFile(t, results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000})}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range r.groups {
+		if g.label != g.Driver() {
+			t.Errorf("group labelled %q, want %q", g.label, g.Driver())
+		}
+	}
+	if slices.Contains(chartIDs(r), "bars-throughput") {
+		t.Errorf("charts %q: bars of one set", chartIDs(r))
+	}
+}

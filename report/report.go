@@ -142,7 +142,12 @@ func Build(sources []Source, opts Options) (*Report, error) {
 	if len(r.sweeps) == 1 {
 		r.sweeps[0].name = "" // the page's only sweep needs no name
 	}
-	r.labelGroups(len(sets) > 1)
+	// Sets count when they have runs drawn: a sweep's file beside a run's adds none.
+	drawnSets := make(map[string]bool)
+	for _, g := range r.groups {
+		drawnSets[g.set] = true
+	}
+	r.labelGroups(len(drawnSets) > 1)
 	r.style()
 	r.width = vg.Length(opts.Width) * vg.Inch / DPI
 
