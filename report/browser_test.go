@@ -2,6 +2,8 @@ package report
 
 import (
 	"context"
+	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/compare"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -44,6 +47,28 @@ func TestPageRendersInChromium(t *testing.T) {
 	if _, err := r.WriteFiles(dir); err != nil {
 		t.Fatal(err)
 	}
+	img := screenshot(t, browser, dir)
+	b := img.Bounds()
+	ink, _ := inkedPixels(img)
+	if ink < b.Dx()*b.Dy()/50 {
+		t.Errorf("screenshot %dx%d has %d non-white pixels: blank", b.Dx(), b.Dy(), ink)
+	}
+	// The first series' lines, in the charts' first color (antialiased at their edges).
+	if near := pixelsNear(img, seriesColor(0), 40); near < 300 {
+		t.Errorf("screenshot has %d pixels of the charts' first line color: the SVG charts did not render", near)
+	}
+}
+
+func diff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// screenshot renders dir's page in the browser, headless, 1200×2000, and returns the picture.
+func screenshot(t *testing.T, browser, dir string) image.Image {
+	t.Helper()
 	shot := filepath.Join(dir, "screenshot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -67,30 +92,45 @@ func TestPageRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// pixelsNear counts img's pixels within tol of c in every channel.
+func pixelsNear(img image.Image, c color.Color, tol uint32) int {
+	cr, cg, cb, _ := c.RGBA()
 	b := img.Bounds()
-	ink, _ := inkedPixels(img)
-	if ink < b.Dx()*b.Dy()/50 {
-		t.Errorf("screenshot %dx%d has %d non-white pixels: blank", b.Dx(), b.Dy(), ink)
-	}
-	// The first series' lines, in the charts' first color (antialiased at their edges).
-	cr, cg, cb, _ := seriesColor(0).RGBA()
 	near := 0
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
 			r, g, bl, _ := img.At(x, y).RGBA()
-			if diff(r>>8, cr>>8) < 40 && diff(g>>8, cg>>8) < 40 && diff(bl>>8, cb>>8) < 40 {
+			if diff(r>>8, cr>>8) < tol && diff(g>>8, cg>>8) < tol && diff(bl>>8, cb>>8) < tol {
 				near++
 			}
 		}
 	}
-	if near < 300 {
-		t.Errorf("screenshot has %d pixels of the charts' first line color: the SVG charts did not render", near)
-	}
+	return near
 }
 
-func diff(a, b uint32) uint32 {
-	if a > b {
-		return a - b
+// TestComparePageRendersInChromium renders the BASE/NEW page of a regression: the failing
+// verdict's red banner is drawn, and every driver's bars in its own color.
+func TestComparePageRendersInChromium(t *testing.T) {
+	browser := chromium(t)
+	base, nw := baseNewFiles(t)
+	cmp, err := compare.Compare([]*results.File{base}, []*results.File{nw}, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b - a
+	dir := t.TempDir()
+	if _, err := WriteCompare(dir, []*results.File{base}, []*results.File{nw}, cmp, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	img := screenshot(t, browser, dir)
+	if n := pixelsNear(img, color.RGBA{0xfd, 0xe2, 0xe1, 0xff}, 4); n < 2000 {
+		t.Errorf("%d pixels of the failing verdict's red: no banner or regression cells", n)
+	}
+	for i, d := range gridDrivers {
+		if n := pixelsNear(img, seriesColor(i), 12); n < 500 {
+			t.Errorf("%d pixels of %s's color %s: its bars did not render", n, d, svgColor(seriesColor(i)))
+		}
+	}
 }

@@ -26,7 +26,7 @@ type Chart struct {
 	// Title is the chart's heading; Caption says how to read it.
 	Title, Caption string
 
-	plot          *plot.Plot
+	plot          *figure
 	width, height vg.Length
 }
 
@@ -60,8 +60,56 @@ func (c *Chart) draw(canvas vg.CanvasSizer) (err error) {
 			err = fmt.Errorf("chart %s: %v", c.ID, p)
 		}
 	}()
-	c.plot.Draw(draw.New(canvas))
+	dc := draw.New(canvas)
+	if len(c.plot.legend) == 0 {
+		c.plot.Draw(dc)
+		return nil
+	}
+	area, cols, rows := c.layout(dc)
+	c.plot.Draw(area)
+	leg := c.plot.Legend
+	for col, cc := range cols {
+		l := plot.NewLegend()
+		l.TextStyle, l.Padding, l.ThumbnailWidth = leg.TextStyle, legendPadding, leg.ThumbnailWidth
+		l.Top, l.Left = true, true
+		for _, e := range c.plot.legend[col*rows : min((col+1)*rows, len(c.plot.legend))] {
+			l.Add(e.name, e.thumbs...)
+		}
+		l.Draw(cc)
+	}
 	return nil
+}
+
+// legendPadding is the room between a legend's lines.
+const legendPadding = 3 * vg.Millimeter / 2
+
+// layout places the plot and its legend on dc: the legend to the right of the plot, in
+// columns of rows entries, as many columns as the entries need to fit the chart's height;
+// the plot takes what is left, at least half the width.
+func (c *Chart) layout(dc draw.Canvas) (area draw.Canvas, cols []draw.Canvas, rows int) {
+	if len(c.plot.legend) == 0 {
+		return dc, nil, 0
+	}
+	leg := c.plot.Legend
+	sty := leg.TextStyle
+	rowH := sty.Rectangle("Ag").Max.Y + legendPadding
+	colW := vg.Length(0)
+	for _, e := range c.plot.legend {
+		colW = max(colW, leg.ThumbnailWidth+sty.Rectangle("  "+e.name).Max.X)
+	}
+	top := c.plot.Title.TextStyle.Rectangle(c.plot.Title.Text).Max.Y + c.plot.Title.Padding + vg.Points(8)
+	rows = max(int((dc.Max.Y-dc.Min.Y-top-vg.Points(8))/rowH), 1)
+	n := (len(c.plot.legend) + rows - 1) / rows
+	rows = (len(c.plot.legend) + n - 1) / n // balance the columns
+	gap := vg.Points(10)
+	width := min(vg.Length(n)*(colW+gap), (dc.Max.X-dc.Min.X)/2)
+	area = draw.Crop(dc, 0, -width, 0, 0)
+	for col := 0; col < n; col++ {
+		x := dc.Max.X - width + gap/2 + vg.Length(col)*(width/vg.Length(n))
+		cols = append(cols, draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: dc.Min.Y}, Max: vg.Point{X: dc.Max.X, Y: dc.Max.Y - top}}})
+	}
+	return area, cols, rows
 }
 
 // svgHead matches what an inline <svg> in HTML does without: the XML declaration, the

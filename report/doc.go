@@ -5,20 +5,33 @@
 //
 // From any result files (results.File, schema 1) it draws:
 //
+//   - bars-throughput and bars-redis-cpu: when the runs span more than one label or
+//     topology, grouped bars of each driver's median throughput (and Redis CPU per
+//     acquisition, when measured), one bar per label and topology;
 //   - spectrum: the acquire latency percentile spectrum, HdrHistogram style: the percentile
 //     on a log axis of 1/(1-q), labelled 50%, 90%, 99%, 99.9%…, the latency on a log axis,
 //     one line per driver and case (per file when there are several), from the run
 //     histograms merged losslessly over the rounds;
 //   - rounds: for repeated runs (--repeat), each round's throughput per driver, so the noise
 //     between rounds shows;
-//   - timeline-throughput and timeline-p99: for runs with a timeline, throughput and acquire
-//     p99 second by second;
+//   - timeline-throughput and timeline-p99: for runs with a timeline of two intervals or
+//     more, throughput and acquire p99 second by second (a note names the runs too short);
 //   - sweep: for sweep files (results.Sweep), achieved throughput against acquire p99
-//     (solid) and p50 (dashed) per driver, the SLO as a horizontal line and each driver's
-//     knee ringed; plus a spectrum per driver with one line per step;
+//     (solid) and p50 (dashed) per driver, each step marked by its verdict, the SLO as a
+//     horizontal line and each driver's knee ringed; plus a spectrum per driver with one
+//     line per step;
 //
 // and tables: the runs' medians, each file's configuration, topology, host and versions,
 // skipped drivers and incomplete runs.
+//
+// # Labels, colors and legends
+//
+// Each Source may carry a Label (BASE, NEW, v1.2): the sources of one label are one set, whose
+// runs pool. ParseSpec and ReadSpecs read "NAME=PATH" arguments; unlabelled files are named by
+// ShortLabels. A series is named by its driver and only what differs between the series (the
+// label, then differing case values). Every driver keeps one color in every chart of a page;
+// its labels and topologies are dash patterns. Legends are laid out beside the plot area.
+// BuildCompare and WriteCompare draw a BASE/NEW page from a compare.Report and its files.
 //
 // # Sweeps
 //

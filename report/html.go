@@ -10,9 +10,14 @@ import (
 // page is what the template fills in.
 type page struct {
 	Title   string
+	Compare *compareView
 	Notes   []string
 	Summary *table
 	Charts  []pageChart
+	// Lead are the charts the page shows first, under a comparison's verdict and before any
+	// table: the throughput bars of drivers × labels or topologies, the overview a reader
+	// looks for first.
+	Lead    []pageChart
 	Sweeps  []*table
 	Configs []pageConfig
 }
@@ -31,14 +36,19 @@ type pageConfig struct {
 // an inline SVG, no script, and no reference to anything outside the page, so it renders the
 // same offline, mailed or attached. It is not safe for concurrent use.
 func (r *Report) WriteHTML(w io.Writer) error {
-	pg := page{Title: r.Title, Notes: r.Notes, Summary: r.summaryTable()}
+	pg := page{Title: r.Title, Compare: r.compare, Notes: r.Notes, Summary: r.summaryTable()}
 	for _, c := range r.Charts {
 		svg, err := c.inlineSVG()
 		if err != nil {
 			return err
 		}
 		// The SVG comes from gonum's writer, which escapes the text it draws.
-		pg.Charts = append(pg.Charts, pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(svg)})
+		pc := pageChart{ID: c.ID, Title: c.Title, Caption: c.Caption, SVG: template.HTML(svg)}
+		if c.ID == "bars-throughput" {
+			pg.Lead = append(pg.Lead, pc)
+			continue
+		}
+		pg.Charts = append(pg.Charts, pc)
 	}
 	for _, sv := range r.sweeps {
 		pg.Sweeps = append(pg.Sweeps, sv.table())
@@ -76,23 +86,34 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child { white-space: nowrap; }
 caption { caption-side: bottom; text-align: left; color: #555; padding-top: 0.3em; }
 .notes { background: #fff8e1; border-left: 4px solid #f0c040; padding: 0.5em 1em; }
 nav a { margin-right: 1em; }
+.verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
+.verdict.fail { background: #fde2e1; color: #8a1c1c; }
+.verdict.pass { background: #e3f4e1; color: #1d5b1a; }
+td.v-regression, td.v-violations { background: #fde2e1; color: #8a1c1c; font-weight: bold; }
+td.v-inconclusive { background: #fff4d6; }
+td.v-improved { background: #e3f4e1; }
+table.cmp td.num { white-space: nowrap; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{if .Charts}}<nav>{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
+{{if or .Lead .Charts}}<nav>{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
+{{with .Compare}}<h2>BASE and NEW</h2>
+<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">Verdict: {{.Verdict}}{{if .Failed}}: the gate fails{{else}}: the gate passes{{end}}</p>
+{{end}}{{range .Lead}}{{template "chart" .}}{{end}}{{with .Compare}}<table class="cmp">
+<caption>{{.Caption}}</caption>
+<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{$class := .Class}}{{range $i, $c := .Cells}}{{if eq $i 7}}<td class="{{$class}}">{{$c}}</td>{{else if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+{{end}}
 {{if .Notes}}<div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Summary}}<h2>Summary</h2>
 {{template "table" .}}{{end}}
-{{range .Charts}}<h2 id="{{.ID}}">{{.Title}}</h2>
-<figure>
-{{.SVG}}
-<figcaption>{{.Caption}} (Also {{.ID}}.png.)</figcaption>
-</figure>
-{{end}}
+{{range .Charts}}{{template "chart" .}}{{end}}
 {{range .Sweeps}}<h2>Sweep steps</h2>
 {{template "table" .}}{{end}}
 {{range .Configs}}<h2>Configuration: {{.Name}}</h2>
@@ -102,7 +123,12 @@ nav a { margin-right: 1em; }
 {{end}}
 </body>
 </html>
-{{define "table"}}<table>
+{{define "chart"}}<h2 id="{{.ID}}">{{.Title}}</h2>
+<figure>
+{{.SVG}}
+<figcaption>{{.Caption}} (Also {{.ID}}.png.)</figcaption>
+</figure>
+{{end}}{{define "table"}}<table>
 {{with .Caption}}<caption>{{.}}</caption>{{end}}
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>

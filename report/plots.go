@@ -12,9 +12,31 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// newPlot returns a plot with the title and axis labels, a light grid and the legend at the
-// top left (see legendRoom).
-func newPlot(title, x, y string) *plot.Plot {
+// figure is a plot with its legend kept apart from it: Chart.draw lays the legend out beside
+// the plot area, in as many columns as its entries need, so that it never covers the data.
+// gonum's own legend is drawn inside the plot area, and a legend of twelve long names took
+// half of it.
+type figure struct {
+	*plot.Plot
+	legend []legendEntry
+	// marked counts the points marked per sweep verdict (sweep charts only): what the legend
+	// and the caption name.
+	marked map[string]int
+}
+
+// legendEntry is one line of a figure's legend.
+type legendEntry struct {
+	name   string
+	thumbs []plot.Thumbnailer
+}
+
+// addLegend adds an entry to the figure's legend.
+func (p *figure) addLegend(name string, thumbs ...plot.Thumbnailer) {
+	p.legend = append(p.legend, legendEntry{name, thumbs})
+}
+
+// newPlot returns a figure with the title and axis labels and a light grid.
+func newPlot(title, x, y string) *figure {
 	p := plot.New()
 	// Liberation Sans (gonum's own copy, so the PNGs look the same everywhere) has the metrics
 	// of Arial and Helvetica, which the page asks browsers for: the SVG's legends then fit.
@@ -22,40 +44,41 @@ func newPlot(title, x, y string) *plot.Plot {
 		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
 		f.Variant = "Sans"
 	}
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.ThumbnailWidth = vg.Points(24)
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
 	grid.Horizontal.Width = vg.Points(0.5)
 	grid.Vertical.Width = vg.Points(0.5)
 	p.Add(grid)
-	return p
+	return &figure{Plot: p}
 }
 
 // logLatencyY makes p's y axis a log axis of microseconds.
-func logLatencyY(p *plot.Plot) {
+func logLatencyY(p *figure) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = latencyTicks{}
 }
 
 // palette is Tableau 10: ten colors that stay apart for most color vision and in print, where
-// gonum's plotutil palette has seven, two of them reds.
+// gonum's plotutil palette has seven, two of them reds. A report gives each driver one of them
+// (see styles), so ten drivers can be told apart by color alone.
 var palette = []color.Color{
 	color.RGBA{0x4e, 0x79, 0xa7, 0xff}, // blue
 	color.RGBA{0xf2, 0x8e, 0x2b, 0xff}, // orange
 	color.RGBA{0xe1, 0x57, 0x59, 0xff}, // red
 	color.RGBA{0x76, 0xb7, 0xb2, 0xff}, // teal
 	color.RGBA{0x59, 0xa1, 0x4f, 0xff}, // green
-	color.RGBA{0xed, 0xc9, 0x48, 0xff}, // yellow
 	color.RGBA{0xb0, 0x7a, 0xa1, 0xff}, // purple
-	color.RGBA{0xff, 0x9d, 0xa7, 0xff}, // pink
 	color.RGBA{0x9c, 0x75, 0x5f, 0xff}, // brown
+	color.RGBA{0xff, 0x9d, 0xa7, 0xff}, // pink
 	color.RGBA{0xba, 0xb0, 0xac, 0xff}, // gray
+	color.RGBA{0xed, 0xc9, 0x48, 0xff}, // yellow, last: the faintest on white
 }
 
 // seriesColor is the i-th series' color; after ten they repeat.
@@ -66,9 +89,22 @@ func lineStyle(i int) draw.LineStyle {
 	return draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1.6)}
 }
 
+// dashPatterns tell a driver's variants (sets, topologies) apart: solid, dashed, dotted,
+// dash-dot, long dashes; after five they repeat.
+var dashPatterns = [][]vg.Length{
+	nil,
+	{vg.Points(6), vg.Points(3)},
+	{vg.Points(1.5), vg.Points(2.5)},
+	{vg.Points(7), vg.Points(2.5), vg.Points(1.5), vg.Points(2.5)},
+	{vg.Points(12), vg.Points(4)},
+}
+
+// dashes is the i-th variant's dash pattern.
+func dashes(i int) []vg.Length { return dashPatterns[i%len(dashPatterns)] }
+
 // addLine adds a line through xys in the i-th series' style (with dashes, if given) and
 // with its points marked when there are few, and names it in the legend.
-func addLine(p *plot.Plot, i int, name string, xys plotter.XYs, dashes []vg.Length, points bool) error {
+func addLine(p *figure, i int, name string, xys plotter.XYs, dashes []vg.Length, points bool) error {
 	l, err := plotter.NewLine(xys)
 	if err != nil {
 		return err
@@ -78,7 +114,7 @@ func addLine(p *plot.Plot, i int, name string, xys plotter.XYs, dashes []vg.Leng
 	p.Add(l)
 	if !points {
 		if name != "" {
-			p.Legend.Add(name, l)
+			p.addLegend(name, l)
 		}
 		return nil
 	}
@@ -89,7 +125,7 @@ func addLine(p *plot.Plot, i int, name string, xys plotter.XYs, dashes []vg.Leng
 	s.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 	p.Add(s)
 	if name != "" {
-		p.Legend.Add(name, l, s)
+		p.addLegend(name, l, s)
 	}
 	return nil
 }
@@ -113,26 +149,6 @@ func padLogRange(a *plot.Axis) {
 	}
 }
 
-// maxLegendDecades bounds the room legendRoom adds above the data of a log axis: one decade.
-// Room in proportion to the data's span grows as a power of it, and took the latency axis of a
-// sweep or timeline whose data end in milliseconds up to 100 s, squeezing the data into the
-// bottom of the chart; a legend that needs more room overlaps the top of the data instead.
-const maxLegendDecades = 1
-
-// legendRoom raises the top of p's y axis so that a legend of entries lines, drawn at the top
-// left, sits above the data rather than on it; logY says the axis is logarithmic. On a log
-// axis the top stays within maxLegendDecades of the data's maximum.
-func legendRoom(p *plot.Plot, entries int, logY bool) {
-	share := min(0.06*float64(entries), 0.6) // of the axis taken by the legend
-	top := p.Y.Max + (p.Y.Max-p.Y.Min)*share/(1-share)
-	if logY && p.Y.Min > 0 && p.Y.Max > p.Y.Min {
-		top = p.Y.Max * min(math.Pow(p.Y.Max/p.Y.Min, share/(1-share)), math.Pow10(maxLegendDecades))
-	}
-	if !math.IsInf(top, 0) && !math.IsNaN(top) {
-		p.Y.Max = top
-	}
-}
-
 // latencyY keeps a latency inside what the histograms record, 1µs to 60s
 // (results.MinLatencyUS, MaxLatencyUS), so that a log axis always has a positive, finite
 // range, whatever a hand-edited result file says.
@@ -141,11 +157,4 @@ func latencyY(us float64) float64 {
 		return results.MinLatencyUS
 	}
 	return min(max(us, results.MinLatencyUS), results.MaxLatencyUS)
-}
-
-// legendBottomRight moves p's legend to the bottom right, which a percentile spectrum leaves
-// empty: its lines rise to the right.
-func legendBottomRight(p *plot.Plot) {
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(8)
 }

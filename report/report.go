@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,10 +29,15 @@ const HTMLName = "index.html"
 
 // Source is one result file to report on. It is a plain value.
 type Source struct {
-	// Name tells the file's runs apart from other files' in a report of several files (the
-	// file's base name, say); it may be empty for a report of one file.
+	// Name names the file in the page's configuration tables (its base name, say); it may be
+	// empty for a report of one file.
 	Name string
-	File *results.File
+	// Label tells the file's runs apart from other files' in the charts: "BASE" and "NEW",
+	// "v1.2" and "v1.3" (see ParseSpec). Sources of one label are one set: their runs of one
+	// driver and case pool, as the rounds of one run do. Empty: the source is a set of its
+	// own, labelled by Name.
+	Label string
+	File  *results.File
 }
 
 // Options say how Build draws. The zero value is valid: every zero field takes its default.
@@ -56,6 +62,16 @@ type Report struct {
 	groups  []*group
 	sources []Source
 	sweeps  []*sweepView
+	// colors is each driver's palette index; variants the groups' variants in the order of
+	// their dash patterns.
+	colors   map[string]int
+	variants []string
+	// width is the charts' width, which the bars' width depends on.
+	width vg.Length
+	// differ are the case fields whose values differ between the groups, by name.
+	differ []string
+	// compare is the BASE/NEW section of a comparison's page (BuildCompare); nil otherwise.
+	compare *compareView
 }
 
 // group is the repetitions of one driver on one case in one source, with a label that tells
@@ -63,7 +79,15 @@ type Report struct {
 type group struct {
 	results.Group
 	label string
-	src   int
+	// set is the source's label (Source.Label, or its Name); src the first source of the set.
+	set string
+	src int
+	// variant is what tells the group apart from the groups of the same driver: the set and
+	// the case values that differ, "BASE cluster"; empty when nothing does.
+	variant string
+	// color indexes palette (one per driver in the whole report), dash the variant's
+	// pattern (plotutil.Dashes).
+	color, dash int
 }
 
 // Build makes the report of the sources' runs. It reads only what is in the files: a file
@@ -83,26 +107,49 @@ func Build(sources []Source, opts Options) (*Report, error) {
 	}
 	opts.Width, opts.Height = min(max(opts.Width, 200), MaxSize), min(max(opts.Height, 200), MaxSize)
 	r := &Report{Title: opts.Title, sources: sources}
+	// The runs of each set (label), in the order the sets first appear.
+	var sets []string
+	setRuns := make(map[string][]results.Run)
+	setSrc := make(map[string]int)
+	names := defaultLabels(sources)
 	for i, s := range sources {
 		if s.File == nil {
 			return nil, fmt.Errorf("source %d (%s): no file", i, s.Name)
 		}
+		set := names[i]
+		if _, ok := setSrc[set]; !ok {
+			sets = append(sets, set)
+			setSrc[set] = i
+			setRuns[set] = nil
+		}
 		steps := make(map[int]bool)
 		if sw := s.File.Sweep; sw != nil {
-			r.sweeps = append(r.sweeps, newSweepView(i, s, sw))
+			// Named by its set, short, as the other charts name it.
+			r.sweeps = append(r.sweeps, newSweepView(i, Source{Name: set, Label: s.Label, File: s.File}, sw))
 			steps = stepRuns(sw)
 		}
-		var runs []results.Run
 		for j, run := range s.File.Runs {
 			if !steps[j] {
-				runs = append(runs, run)
+				setRuns[set] = append(setRuns[set], run)
 			}
 		}
-		for _, g := range results.GroupRuns(runs) {
-			r.groups = append(r.groups, &group{Group: g, src: i})
+	}
+	for _, set := range sets {
+		for _, g := range results.GroupRuns(setRuns[set]) {
+			r.groups = append(r.groups, &group{Group: g, set: set, src: setSrc[set]})
 		}
 	}
-	r.labelGroups()
+	if len(r.sweeps) == 1 {
+		r.sweeps[0].name = "" // the page's only sweep needs no name
+	}
+	// Sets count when they have runs drawn: a sweep's file beside a run's adds none.
+	drawnSets := make(map[string]bool)
+	for _, g := range r.groups {
+		drawnSets[g.set] = true
+	}
+	r.labelGroups(len(drawnSets) > 1)
+	r.style()
+	r.width = vg.Length(opts.Width) * vg.Inch / DPI
 
 	size := func(c *Chart) *Chart {
 		c.width = vg.Length(opts.Width) * vg.Inch / DPI
@@ -125,6 +172,11 @@ func Build(sources []Source, opts Options) (*Report, error) {
 		r.Charts = append(r.Charts, size(c))
 		return nil
 	}
+	// The grouped bars first: with several sets or cases they are the overview.
+	barsT, barsCPU, err := r.barsCharts()
+	if err := errors.Join(err, add(barsT, nil), add(barsCPU, nil)); err != nil {
+		return nil, err
+	}
 	if err := add(spectrumChart("spectrum", "Acquire latency by percentile", r.groups)); err != nil {
 		return nil, err
 	}
@@ -143,11 +195,12 @@ func Build(sources []Source, opts Options) (*Report, error) {
 	if err := add(roundsChart(r.groups)); err != nil {
 		return nil, err
 	}
-	tput, p99 := timelineCharts(r.groups)
+	tput, p99, tlNotes := timelineCharts(r.groups)
 	if err := errors.Join(add(tput, nil), add(p99, nil)); err != nil {
 		return nil, err
 	}
 	r.notes()
+	r.Notes = append(r.Notes, tlNotes...)
 	return r, nil
 }
 
@@ -159,11 +212,49 @@ func (r *Report) sweepID(sv *sweepView, base string) string {
 	return base
 }
 
+// defaultLabels returns each source's set: its label, else a short name of its own made from
+// its Name (ShortLabels), else its place ("#2"). Sources of one Label are one set.
+func defaultLabels(sources []Source) []string {
+	var named []string
+	for _, s := range sources {
+		if s.Label == "" && s.Name != "" {
+			named = append(named, s.Name)
+		}
+	}
+	short := ShortLabels(named)
+	out := make([]string, len(sources))
+	k := 0
+	for i, s := range sources {
+		switch {
+		case s.Label != "":
+			out[i] = s.Label
+		case s.Name != "":
+			out[i] = short[k]
+			k++
+		default:
+			out[i] = "#" + strconv.Itoa(i+1)
+		}
+	}
+	// Unlabelled sources are sets of their own, also when their names are alike (files of one
+	// second in two directories): those get their place as well.
+	count := make(map[string]int)
+	for _, l := range out {
+		count[l]++
+	}
+	for i, s := range sources {
+		if s.Label == "" && count[out[i]] > 1 {
+			out[i] += " #" + strconv.Itoa(i+1)
+		}
+	}
+	return out
+}
+
 // labelGroups labels every group with its driver, then with what tells it apart from the
-// other groups: the case labels whose values differ between groups ("concurrency=64"), and
-// the source's name when there are several sources. "(incomplete)" marks groups with runs
-// that did not finish.
-func (r *Report) labelGroups() {
+// groups of other sets and cases: the set's label when there are several sets ("BASE"), then
+// the case values that differ between groups ("cluster", "conc=64"). "(incomplete)" marks
+// groups with runs that did not finish. Only what differs is named, so that a legend of
+// twelve lines stays short enough to sit beside the chart.
+func (r *Report) labelGroups(sets bool) {
 	differ := make(map[string]bool)
 	first := make(map[string]string)
 	for _, g := range r.groups {
@@ -176,19 +267,69 @@ func (r *Report) labelGroups() {
 		}
 	}
 	for _, g := range r.groups {
-		parts := []string{g.Driver()}
 		for _, l := range g.Case() {
-			if differ[l.Name] {
-				parts = append(parts, shortLabel(l.Name)+"="+l.Value)
+			if name := strings.ReplaceAll(l.Name, "_", " "); differ[l.Name] && !slices.Contains(r.differ, name) {
+				r.differ = append(r.differ, name)
 			}
 		}
-		if len(r.sources) > 1 && r.sources[g.src].Name != "" {
-			parts = append([]string{r.sources[g.src].Name + ":"}, parts...)
+	}
+	for _, g := range r.groups {
+		var parts []string
+		if sets {
+			parts = append(parts, g.set)
 		}
+		for _, l := range g.Case() {
+			if differ[l.Name] {
+				parts = append(parts, caseText(l))
+			}
+		}
+		g.variant = strings.Join(parts, " ")
+		g.label = strings.TrimSpace(g.Driver() + " " + g.variant)
 		if g.Incomplete > 0 {
-			parts = append(parts, "(incomplete)")
+			g.label += " (incomplete)"
 		}
-		g.label = strings.Join(parts, " ")
+	}
+}
+
+// caseText is a case value as a legend shows it: the value alone where it says what it is
+// ("cluster", "contention", "zipf"), else name=value shortened ("conc=64").
+func caseText(l results.Label) string {
+	switch l.Name {
+	case "workload", "topology", "key_dist":
+		return l.Value
+	}
+	return shortLabel(l.Name) + "=" + l.Value
+}
+
+// style gives every driver of the report one color, the same in every chart (the i-th
+// driver seen, in groups then sweeps, the i-th of the palette), and every variant of a driver
+// (set, topology, …) one dash pattern, the first variant solid: six drivers on two topologies
+// are six colors in two line styles, never one color for two drivers.
+func (r *Report) style() {
+	r.colors = make(map[string]int)
+	color := func(driver string) int {
+		if _, ok := r.colors[driver]; !ok {
+			r.colors[driver] = len(r.colors)
+		}
+		return r.colors[driver]
+	}
+	for _, g := range r.groups {
+		g.color = color(g.Driver())
+		found := false
+		for i, v := range r.variants {
+			if v == g.variant {
+				g.dash, found = i, true
+			}
+		}
+		if !found {
+			g.dash = len(r.variants)
+			r.variants = append(r.variants, g.variant)
+		}
+	}
+	for _, sv := range r.sweeps {
+		for _, d := range sv.drivers {
+			d.color = color(d.Driver)
+		}
 	}
 }
 

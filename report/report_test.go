@@ -84,11 +84,17 @@ func TestBuildDrawsWhatEachFileHolds(t *testing.T) {
 		{
 			name: "several files",
 			sources: func(t *testing.T) []Source {
-				return []Source{roundTrip(t, repeatFile(t)), roundTrip(t, skippedFile(t)),
+				sources := []Source{roundTrip(t, repeatFile(t)), roundTrip(t, skippedFile(t)),
 					roundTrip(t, sweepFile(t, results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000}))}
+				// Named as by ReadSources, without the time of the test in the names.
+				for i, name := range []string{"a/repeat.json", "a/skipped.json", "a/sweep.json"} {
+					sources[i].Name = name
+				}
+				return sources
 			},
-			charts: []string{"spectrum", "sweep", "sweep-spectrum-lockcore", "sweep-spectrum-naive", "rounds", "timeline-throughput", "timeline-p99"},
-			html:   []string{"-contention.json: lockcore", "Configuration: lockbench-"},
+			// Two sets (the sweep's runs are all steps): bars of lockcore in both.
+			charts: []string{"bars-throughput", "spectrum", "sweep", "sweep-spectrum-lockcore", "sweep-spectrum-naive", "rounds", "timeline-throughput", "timeline-p99"},
+			html:   []string{"lockcore repeat", "naive repeat", "lockcore skipped", "Configuration: a/repeat.json"},
 		},
 	}
 	for _, tc := range cases {

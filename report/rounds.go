@@ -27,7 +27,7 @@ func roundsChart(groups []*group) (*Chart, error) {
 		if len(xys) < 2 {
 			continue
 		}
-		if err := addLine(p, n, g.label, xys, nil, true); err != nil {
+		if err := addLine(p, g.color, g.label, xys, dashes(g.dash), true); err != nil {
 			return nil, err
 		}
 		n++
@@ -37,7 +37,6 @@ func roundsChart(groups []*group) (*Chart, error) {
 	}
 	p.Y.Min = 0
 	p.X.Min, p.X.Max = p.X.Min-0.3, p.X.Max+0.3 // no point on the frame
-	legendRoom(p, n, false)
 	return &Chart{
 		ID:    "rounds",
 		Title: "Throughput per round",

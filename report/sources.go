@@ -1,7 +1,13 @@
 package report
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -46,4 +52,138 @@ func Write(dir string, sources []Source, opts Options) ([]string, error) {
 		return nil, err
 	}
 	return rep.WriteFiles(dir)
+}
+
+// labelName is what ParseSpec takes for a label: a letter or digit, then letters, digits and
+// ". _ + -" ("BASE", "v1.2", "rc-2"), so that a path with "=" in it is not taken for one.
+var labelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,39}$`)
+
+// ParseSpec splits a FILE argument of lockbench report, "NAME=PATH" or "PATH", into the label
+// NAME ("" when there is none) and the path. An argument is a label only when NAME is a
+// label name (see labelName) and the whole argument is not an existing file, so that
+// "BASE=base/" is labelled and "./a=b.json" is a path. It is safe for concurrent use.
+func ParseSpec(arg string) (label, path string) {
+	name, rest, ok := strings.Cut(arg, "=")
+	if !ok || !labelName.MatchString(name) || rest == "" {
+		return "", arg
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return "", arg
+	}
+	return name, rest
+}
+
+// ReadSpecs reads the result files of FILE arguments ("NAME=PATH" or "PATH", see ParseSpec;
+// --label NAME=PATH values are the same): a PATH that is a directory stands for every *.json
+// file directly inside it, in name order, as in lockbench compare. The files of one label
+// are one set in the report (their runs pool); an unlabelled PATH is a set of its own,
+// labelled with the shortest part of its path that tells it apart from the others
+// (ShortLabels). It stops at the first file that cannot be read, with results.ReadFile's
+// error. It is safe for concurrent use.
+func ReadSpecs(specs []string) ([]Source, error) {
+	type entry struct{ label, path string }
+	var entries []entry
+	var unlabelled []string
+	for _, spec := range specs {
+		label, path := ParseSpec(spec)
+		entries = append(entries, entry{label, path})
+		if label == "" {
+			unlabelled = append(unlabelled, path)
+		}
+	}
+	short := ShortLabels(unlabelled)
+	var sources []Source
+	var paths []string
+	k := 0
+	for _, e := range entries {
+		if e.label == "" {
+			e.label = short[k]
+			k++
+		}
+		files := []string{e.path}
+		if st, err := os.Stat(e.path); err == nil && st.IsDir() {
+			files, _ = filepath.Glob(filepath.Join(e.path, "*.json"))
+			slices.Sort(files)
+			if len(files) == 0 {
+				return nil, fmt.Errorf("%s: no *.json result files in the directory", e.path)
+			}
+		}
+		for _, p := range files {
+			f, err := results.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			sources = append(sources, Source{Label: e.label, File: f})
+			paths = append(paths, p)
+		}
+	}
+	for i, name := range SourceNames(paths) {
+		sources[i].Name = name
+	}
+	return sources, nil
+}
+
+// ShortLabels labels each path by what tells it apart from the others: its parts (split at
+// "/", "-" and "_", less a ".json" at the end) less those all the paths share at the start and at the end, so
+// base/x.json and new/x.json are "base" and "new", and lockbench-20261123T110421Z-contention.json
+// and lockbench-20261123T120502Z-contention.json are "20261123T110421Z" and
+// "20261123T120502Z". One path is labelled by its base name without ".json"; paths that
+// would share a label are labelled by their place ("#2"). It is safe for concurrent use.
+func ShortLabels(paths []string) []string {
+	split := func(p string) []string {
+		return strings.FieldsFunc(strings.TrimSuffix(filepath.ToSlash(filepath.Clean(p)), ".json"), func(r rune) bool {
+			return r == '/' || r == '-' || r == '_' // not '.': v1.2 and v1.3 stay whole
+		})
+	}
+	out := make([]string, len(paths))
+	if len(paths) == 0 {
+		return out
+	}
+	if len(paths) == 1 {
+		out[0] = strings.TrimSuffix(filepath.Base(paths[0]), ".json")
+		return out
+	}
+	parts := make([][]string, len(paths))
+	for i, p := range paths {
+		parts[i] = split(p)
+	}
+	shared := func(at func(ps []string, k int) (string, bool)) int {
+		for k := 0; ; k++ {
+			v, ok := at(parts[0], k)
+			for _, ps := range parts[1:] {
+				w, ok2 := at(ps, k)
+				if !ok || !ok2 || w != v {
+					return k
+				}
+			}
+		}
+	}
+	head := shared(func(ps []string, k int) (string, bool) {
+		if k < len(ps) {
+			return ps[k], true
+		}
+		return "", false
+	})
+	tail := shared(func(ps []string, k int) (string, bool) {
+		if k < len(ps) {
+			return ps[len(ps)-1-k], true
+		}
+		return "", false
+	})
+	seen := make(map[string]int)
+	for i, ps := range parts {
+		lo, hi := min(head, len(ps)), max(len(ps)-tail, 0)
+		if lo >= hi {
+			out[i] = strings.TrimSuffix(filepath.Base(paths[i]), ".json")
+		} else {
+			out[i] = strings.Join(ps[lo:hi], "-")
+		}
+		seen[out[i]]++
+	}
+	for i := range out {
+		if seen[out[i]] > 1 || out[i] == "" {
+			out[i] = "#" + strconv.Itoa(i+1) // the same file twice, or names alike to the last part
+		}
+	}
+	return out
 }

@@ -30,7 +30,7 @@ func spectrumChart(id, title string, groups []*group) (*Chart, error) {
 		if h.TotalCount() == 0 {
 			continue
 		}
-		if err := addLine(p, n, g.label, spectrum(h), nil, false); err != nil {
+		if err := addLine(p, g.color, g.label, spectrum(h), dashes(g.dash), false); err != nil {
 			return nil, err
 		}
 		n++
@@ -41,7 +41,6 @@ func spectrumChart(id, title string, groups []*group) (*Chart, error) {
 	// The axis ends on a labelled decade, 90% at least.
 	p.X.Min, p.X.Max = 1, decadeAbove(p.X.Max)
 	padLogRange(&p.Y)
-	legendBottomRight(p)
 	return &Chart{
 		ID:    id,
 		Title: title,

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -29,6 +31,7 @@ type sweepDriver struct {
 	results.SweepDriver
 	steps []sweepPoint
 	knee  int // index in steps, -1 when the driver has no knee
+	color int // in palette: the driver's color in the whole report
 }
 
 // sweepPoint is one step with its run; run is nil for a step that produced none.
@@ -129,9 +132,11 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 	n := 0
 	var knees plotter.XYs
 	var kneeNames []string
-	for i, d := range v.drivers {
+	p.marked = make(map[string]int)
+	for _, d := range v.drivers {
 		var p50, p99, ps plotter.XYs
 		var bars intervalBars
+		marks := make(map[string]plotter.XYs) // verdict: the points of the SLO's line
 		for j, st := range d.steps {
 			if st.run == nil || st.run.Acquisitions <= 0 {
 				continue
@@ -158,6 +163,13 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 					bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{y - latencyY(min(iv.LowUS, st.LatencyUS)), latencyY(max(iv.HighUS, st.LatencyUS)) - y})
 				}
 			}
+			if extra {
+				if st.LatencyUS > 0 {
+					marks[st.Verdict] = append(marks[st.Verdict], ps[len(ps)-1])
+				}
+			} else {
+				marks[st.Verdict] = append(marks[st.Verdict], p99[len(p99)-1])
+			}
 			if j == d.knee {
 				knees = append(knees, plotter.XY{X: x, Y: latencyY(st.LatencyUS)})
 				name := d.Driver + " knee: " + v.loadLabel(d.KneeLoad)
@@ -170,16 +182,26 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		if !positive(p99) || !positive(p50) {
 			continue
 		}
-		if err := addLine(p, i, d.Driver+" p99", p99, nil, true); err != nil {
+		// The SLO's line (p99, or the dotted one) carries the verdicts' marks instead of dots.
+		if err := addLine(p, d.color, d.Driver+" p99", p99, nil, extra); err != nil {
 			return nil, err
 		}
-		if err := addLine(p, i, d.Driver+" p50", p50, []vg.Length{vg.Points(5), vg.Points(3)}, true); err != nil {
+		if err := addLine(p, d.color, d.Driver+" p50", p50, []vg.Length{vg.Points(5), vg.Points(3)}, true); err != nil {
 			return nil, err
 		}
 		if extra && positive(ps) {
-			if err := addLine(p, i, d.Driver+" "+v.sloName(), ps, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, true); err != nil {
+			if err := addLine(p, d.color, d.Driver+" "+v.sloName(), ps, []vg.Length{vg.Points(1.5), vg.Points(2.5)}, false); err != nil {
 				return nil, err
 			}
+		}
+		for _, verdict := range sortVerdicts(maps.Keys(marks)) {
+			s, err := plotter.NewScatter(marks[verdict])
+			if err != nil {
+				return nil, err
+			}
+			s.GlyphStyle = verdictGlyph(verdict, seriesColor(d.color))
+			p.Add(s)
+			p.marked[verdict] += len(marks[verdict])
 		}
 		if len(bars.XYs) > 0 {
 			// The interval of the SLO percentile across each step's rounds, on its point.
@@ -187,7 +209,7 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 			if err != nil {
 				return nil, err
 			}
-			eb.LineStyle = draw.LineStyle{Color: seriesColor(i), Width: vg.Points(1)}
+			eb.LineStyle = draw.LineStyle{Color: seriesColor(d.color), Width: vg.Points(1)}
 			eb.CapWidth = vg.Points(4)
 			p.Add(eb)
 		}
@@ -207,7 +229,13 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		}
 		line.LineStyle = draw.LineStyle{Color: red, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(8), vg.Points(4)}}
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("SLO %s ≤ %s", v.sloName(), formatLatencyTick(slo.LimitUS)), line)
+		p.addLegend(fmt.Sprintf("SLO %s ≤ %s", v.sloName(), formatLatencyTick(slo.LimitUS)), line)
+	}
+	// One legend entry per verdict drawn, in gray: the shape is the verdict, the color the
+	// driver.
+	for _, verdict := range sortVerdicts(maps.Keys(p.marked)) {
+		s := &plotter.Scatter{GlyphStyle: verdictGlyph(verdict, color.Gray{Y: 80})}
+		p.addLegend(verdictName(verdict, v.sloName()), s)
 	}
 	for i, k := range knees {
 		s, err := plotter.NewScatter(plotter.XYs{k})
@@ -216,15 +244,16 @@ func (v *sweepView) chart(id string) (*Chart, error) {
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: red, Radius: vg.Points(7), Shape: draw.RingGlyph{}}
 		p.Add(s)
-		p.Legend.Add(kneeNames[i], s)
+		p.addLegend(kneeNames[i], s)
 	}
 	padLogRange(&p.Y)
-	legendRoom(p, 2*n+len(knees)+1, true)
 	caption := "Each point is one step of the sweep, at the throughput it achieved: the solid " +
 		"line is its acquire p99, the dashed one its p50."
 	if extra {
 		caption += " The dotted line is the SLO's " + v.sloName() + "."
 	}
+	caption += " A step's mark says its verdict: a dot within the SLO, a triangle over it, a square saturated " +
+		"(the load was not achieved), a cross failed."
 	caption += " The red dashed line is the SLO; a ring marks each driver's knee, the highest " +
 		"load that was achieved and kept the SLO (as lockbench sweep judged it)."
 	if v.sweep.MaxRounds > 1 {
@@ -264,13 +293,72 @@ func (v *sweepView) spectrum(id string, d *sweepDriver) (*Chart, error) {
 	}
 	p.X.Min, p.X.Max = 1, decadeAbove(p.X.Max)
 	padLogRange(&p.Y)
-	legendBottomRight(p)
 	return &Chart{
 		ID:      id,
 		Title:   title,
 		Caption: "The latency distribution of each step: where the tail lifts off as the load rises.",
 		plot:    p,
 	}, nil
+}
+
+// verdictOrder is the order of the verdicts in a legend, and the verdicts a sweep chart marks.
+var verdictOrder = []string{results.VerdictOK, results.VerdictOver, results.VerdictUncertain, results.VerdictSaturated,
+	results.VerdictFailed, results.VerdictIncomplete}
+
+// sortVerdicts returns the verdicts in verdictOrder, any others after them by name, so that
+// the chart draws the same way every time.
+func sortVerdicts(verdicts iter.Seq[string]) []string {
+	return slices.SortedFunc(verdicts, func(a, b string) int {
+		ia, ib := slices.Index(verdictOrder, a), slices.Index(verdictOrder, b)
+		if ia < 0 {
+			ia = len(verdictOrder)
+		}
+		if ib < 0 {
+			ib = len(verdictOrder)
+		}
+		return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+	})
+}
+
+// verdictGlyph marks a step of the verdict in color c: a filled circle for ok, a triangle
+// for over the SLO, a diamond-like ring for uncertain, a square for saturated, a cross for
+// failed and a plus for incomplete, so that the verdicts tell apart without color too.
+func verdictGlyph(verdict string, c color.Color) draw.GlyphStyle {
+	g := draw.GlyphStyle{Color: c, Radius: vg.Points(3.5)}
+	switch verdict {
+	case results.VerdictOK:
+		g.Shape, g.Radius = draw.CircleGlyph{}, vg.Points(3)
+	case results.VerdictOver:
+		g.Shape = draw.TriangleGlyph{}
+	case results.VerdictUncertain:
+		g.Shape = draw.RingGlyph{}
+	case results.VerdictSaturated:
+		g.Shape = draw.BoxGlyph{}
+	case results.VerdictFailed:
+		g.Shape, g.Radius = draw.CrossGlyph{}, vg.Points(4)
+	default:
+		g.Shape, g.Radius = draw.PlusGlyph{}, vg.Points(4)
+	}
+	return g
+}
+
+// verdictName says what a verdict means in a legend.
+func verdictName(verdict, slo string) string {
+	switch verdict {
+	case results.VerdictOK:
+		return "step ok: within the SLO"
+	case results.VerdictOver:
+		return "step over: " + slo + " above the SLO"
+	case results.VerdictUncertain:
+		return "step uncertain: straddles the SLO"
+	case results.VerdictSaturated:
+		return "step saturated: load not achieved"
+	case results.VerdictFailed:
+		return "step failed: errors or violations"
+	case results.VerdictIncomplete:
+		return "step incomplete: interrupted"
+	}
+	return "step " + verdict
 }
 
 // intervalBars are the points of a driver's SLO percentile with the intervals across rounds,

@@ -1,12 +1,15 @@
 package report
 
 import (
+	"fmt"
 	"image/color"
+	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -15,29 +18,50 @@ import (
 // dash instead.
 const maxNamedTimelines = 8
 
-// timelineRun is one run's timeline as lines: its group's color, its round's dashes.
+// timelineRun is one run's timeline as lines: its driver's color, and its variant's dashes
+// (its round's, when the report has one variant).
 type timelineRun struct {
 	name       string
 	color      int
+	dash       int
 	round      int
 	rate, lat  plotter.XYs
 	groupLabel string
+	driver     string
+	variant    string
 }
 
 // timelineCharts draw the runs' timelines, one line per run that has one: throughput and
 // acquire p99 second by second. They are nil when no run has a timeline (files from before
-// timelines, runs that never measured).
-func timelineCharts(groups []*group) (tput, p99 *Chart) {
+// timelines, runs that never measured). The notes say which measured runs are in no timeline
+// and why, so that a missing or thin chart is explained rather than blank: a line needs two
+// intervals of at least half the timeline's interval, which a 1-second run at the default 1 s
+// interval does not have.
+func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 	var runs []timelineRun
-	color, rounds := 0, 0
+	var none, short []string // groups with measured runs without a timeline, or too short for one
+	shortest, interval := math.Inf(1), 0.0
+	rounds := 0
+	variants := false
 	for _, g := range groups {
-		drawn := false
+		variants = variants || g.dash > 0
+	}
+	for _, g := range groups {
+		noneHere, shortHere := false, false
 		for _, r := range g.Runs {
 			tl := r.Timeline
+			if r.Acquisitions <= 0 {
+				continue // said by Report.notes: measured nothing
+			}
 			if tl == nil {
+				noneHere = true
 				continue
 			}
-			tr := timelineRun{name: g.label, color: color, round: max(r.Round, 1), groupLabel: g.label}
+			tr := timelineRun{name: g.label, color: g.color, dash: g.dash, round: max(r.Round, 1), groupLabel: g.label,
+				driver: g.Driver(), variant: g.variant}
+			if !variants {
+				tr.dash = tr.round - 1
+			}
 			if len(g.Runs) > 1 && r.Round > 0 {
 				tr.name += " r" + strconv.Itoa(r.Round)
 			}
@@ -51,19 +75,35 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 					tr.lat = append(tr.lat, plotter.XY{X: mid, Y: latencyY(pt.AcquireP99US)})
 				}
 			}
-			if len(tr.rate) == 0 {
+			if len(tr.rate) < 2 {
+				// One point is no line (and, unmarked, nothing at all on the chart).
+				shortHere = true
+				shortest, interval = min(shortest, r.DurationS), max(interval, tl.IntervalS)
 				continue
 			}
 			runs = append(runs, tr)
 			rounds = max(rounds, tr.round)
-			drawn = true
 		}
-		if drawn {
-			color++
+		if noneHere {
+			none = append(none, g.label)
+		}
+		if shortHere {
+			short = append(short, g.label)
 		}
 	}
+	if len(short) > 0 {
+		notes = append(notes, fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least two of its %s intervals "+
+			"to draw a line: run for %s or more (--duration) to see one.",
+			listNames(short), runsWord(len(short)), seconds(shortest), seconds(interval), seconds(2*interval)))
+	}
+	switch {
+	case len(none) > 0 && len(runs) == 0 && len(short) == 0:
+		notes = append(notes, "No timeline: the runs have none (their result files were written before timelines were recorded).")
+	case len(none) > 0:
+		notes = append(notes, fmt.Sprintf("No timeline for %s: the result file has none (written before timelines were recorded).", listNames(none)))
+	}
 	if len(runs) == 0 {
-		return nil, nil
+		return nil, nil, notes
 	}
 	pt := newPlot("Throughput over time", "seconds into the measured phase", "acquisitions per second")
 	pt.Y.Tick.Marker = rateTicks{}
@@ -72,8 +112,8 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 	named := len(runs) <= maxNamedTimelines
 	nl := 0
 	for _, tr := range runs {
-		// A group keeps its color; its rounds differ in dashes.
-		dashes := plotutil.Dashes(tr.round - 1)
+		// A driver keeps its color; its variants (or, with none, its rounds) differ in dashes.
+		dashes := dashes(tr.dash)
 		name := tr.name
 		if !named {
 			name = ""
@@ -88,8 +128,8 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 	}
 	entries := len(runs)
 	if !named {
-		entries = legendByColorAndDash(pt, runs, rounds)
-		legendByColorAndDash(pl, runs, rounds)
+		entries = legendByColorAndDash(pt, runs, rounds, variants)
+		legendByColorAndDash(pl, runs, rounds, variants)
 	}
 	caption := "Acquisitions completed in each second of the measured phase (warm-up " +
 		"excluded), one line per run, its rounds dashed differently: a dip is a stall, a " +
@@ -100,7 +140,6 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 		caption += " Gray vertical lines: when a --fault fired (see the result file's faults)."
 	}
 	pt.Y.Min = 0
-	legendRoom(pt, entries, false)
 	tput = &Chart{
 		ID:      "timeline-throughput",
 		Title:   "Throughput over time",
@@ -109,7 +148,6 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 	}
 	if nl > 0 {
 		padLogRange(&pl.Y)
-		legendRoom(pl, entries, true)
 		p99 = &Chart{
 			ID:    "timeline-p99",
 			Title: "Acquire p99 over time",
@@ -118,12 +156,33 @@ func timelineCharts(groups []*group) (tput, p99 *Chart) {
 			plot: pl,
 		}
 	}
-	return tput, p99
+	return tput, p99, notes
 }
 
-// legendByColorAndDash names the groups by color and the rounds by dash pattern, for charts
-// with too many runs to name each; it returns the number of entries it added.
-func legendByColorAndDash(p *plot.Plot, runs []timelineRun, rounds int) int {
+// listNames lists names for a sentence: "a", "a and b", "a, b and c", at most eight and a
+// count of the rest.
+func listNames(names []string) string {
+	if len(names) > 8 {
+		names = append(slices.Clone(names[:8]), fmt.Sprintf("%d more", len(names)-8))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// runsWord names the run whose length the note gives.
+func runsWord(groups int) string {
+	if groups == 1 {
+		return "its shortest run"
+	}
+	return "the shortest run"
+}
+
+// legendByColorAndDash names the drivers by color and the variants (or rounds) by dash
+// pattern, for charts with too many runs to name each; it returns the number of entries it
+// added.
+func legendByColorAndDash(p *figure, runs []timelineRun, rounds int, variants bool) int {
 	n := 0
 	seen := make(map[int]bool)
 	for _, tr := range runs {
@@ -131,18 +190,34 @@ func legendByColorAndDash(p *plot.Plot, runs []timelineRun, rounds int) int {
 			continue
 		}
 		seen[tr.color] = true
-		p.Legend.Add(tr.groupLabel, legendLine(lineStyle(tr.color).Color, nil))
+		name := tr.groupLabel
+		if variants {
+			name = tr.driver // the variants are named by dash below
+		}
+		p.addLegend(name, legendLine(seriesColor(tr.color), nil))
 		n++
 	}
-	for r := 1; r <= min(rounds, len(plotutil.DefaultDashes)); r++ {
+	if variants {
+		dashSeen := make(map[int]bool)
+		for _, tr := range runs {
+			if dashSeen[tr.dash] {
+				continue
+			}
+			dashSeen[tr.dash] = true
+			p.addLegend(tr.variant, legendLine(color.Gray{Y: 90}, dashes(tr.dash)))
+			n++
+		}
+		return n
+	}
+	for r := 1; r <= min(rounds, len(dashPatterns)); r++ {
 		if rounds == 1 {
 			break
 		}
 		name := "round " + strconv.Itoa(r)
-		if r == len(plotutil.DefaultDashes) && rounds > r {
-			name += ", " + strconv.Itoa(r+len(plotutil.DefaultDashes)) + ", …"
+		if r == len(dashPatterns) && rounds > r {
+			name += ", " + strconv.Itoa(r+len(dashPatterns)) + ", …"
 		}
-		p.Legend.Add(name, legendLine(color.Gray{Y: 90}, plotutil.Dashes(r-1)))
+		p.addLegend(name, legendLine(color.Gray{Y: 90}, dashes(r-1)))
 		n++
 	}
 	return n
@@ -160,7 +235,7 @@ func legendLine(c color.Color, dashes []vg.Length) plot.Thumbnailer {
 // faultMarks draws a gray vertical line on p at every instant a fault fired in the runs (one per
 // distinct instant, to the millisecond), reaching the highest throughput drawn, with one legend
 // entry; it returns how many it drew.
-func faultMarks(p *plot.Plot, groups []*group, runs []timelineRun) int {
+func faultMarks(p *figure, groups []*group, runs []timelineRun) int {
 	top := 1.0
 	for _, tr := range runs {
 		for _, xy := range tr.rate {
@@ -186,7 +261,7 @@ func faultMarks(p *plot.Plot, groups []*group, runs []timelineRun) int {
 				l.LineStyle.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 				p.Add(l)
 				if n == 0 {
-					p.Legend.Add("fault fired", l)
+					p.addLegend("fault fired", l)
 				}
 				n++
 			}
