@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/compare"
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -42,6 +43,9 @@ Examples:
   # Gate an environment change: NEW ran with --net latency=1ms, BASE without:
   lockbench compare --ignore net base new
 
+  # A BASE/NEW page with charts beside the verdicts:
+  lockbench compare --report /tmp/base-vs-new base new
+
   # Pass even when there are too few runs to tell (the summary still says so):
   lockbench compare --allow-inconclusive base new
 
@@ -60,6 +64,7 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	allowInc := fs.Bool("allow-inconclusive", false, "pass when a gated row has too few runs for the test ever to reach significance (default: that fails, naming the --repeat needed)")
 	gate := fs.StringSlice("gate", compare.DefaultGate, "metrics whose regressions fail the gate, comma separated; the others are reported only. Safety violations always fail")
 	format := fs.String("format", "text", "output: text, json or markdown (for a pull-request comment)")
+	reportDir := fs.String("report", "", "also write a BASE/NEW page with its charts into this directory (index.html, PNGs): the verdicts, the medians side by side, the grouped bars")
 	ignore := fs.StringSlice("ignore", nil, "case fields left out of matching BASE with NEW, comma separated (benchstat's -ignore), e.g. net to compare a --net run with one without: "+strings.Join(results.CaseLabels(), ", "))
 
 	bad := fs.bad
@@ -80,6 +85,11 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 	if !(*alpha > 0 && *alpha < 1) {
 		return bad("--alpha %v: want above 0 and below 1, e.g. 0.05", *alpha)
 	}
+	if *reportDir != "" {
+		if err := report.CheckDir(*reportDir); err != nil {
+			return bad("--report %s: cannot write there: %v", *reportDir, err)
+		}
+	}
 	if flagsOnly(stdout) {
 		return exitOK
 	}
@@ -91,8 +101,32 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench compare: %v\n", err)
 		return exitFailure
 	}
+	if *reportDir != "" && !writeComparePage(*reportDir, fs.Arg(0), fs.Arg(1), rep, stderr) {
+		return exitFailure
+	}
 	if rep.Failed() {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// writeComparePage writes compare --report's BASE/NEW page of rep into dir, the paths written on
+// stderr (stdout is the comparison's, which a pull-request comment may take whole).
+func writeComparePage(dir, basePath, newPath string, rep *compare.Report, stderr io.Writer) bool {
+	base, err := compare.Load(basePath)
+	if err == nil {
+		var new []*results.File
+		if new, err = compare.Load(newPath); err == nil {
+			var written []string
+			written, err = report.WriteCompare(dir, base, new, rep, report.Options{Title: "lockbench compare: BASE " + basePath + ", NEW " + newPath})
+			for _, p := range written {
+				fmt.Fprintf(stderr, "report: %s\n", p)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lockbench compare: --report: %v\n", err)
+		return false
+	}
+	return true
 }

@@ -36,6 +36,8 @@ func TestCompareCommandVerdicts(t *testing.T) {
 		{"gate on a metric not compared", []string{"--gate", "max", base, slower}, exitUsage, ""},
 		{"markdown", []string{"--format", "markdown", base, slower}, exitFailure, "| acq/s |"},
 		{"looser threshold", []string{"--max-regression", "throughput=30%,p50=30%,p99=30%,p999=50%,client-cpu=30%,redis-cpu=30%", base, slower}, exitOK, "PASS"},
+		{"a BASE/NEW page", []string{"--report", filepath.Join(dir, "page"), base, slower}, exitFailure, "FAIL: "},
+		{"an unwritable page", []string{"--report", "/proc/lockbench-page", base, slower}, exitUsage, ""},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
@@ -43,6 +45,11 @@ func TestCompareCommandVerdicts(t *testing.T) {
 		if code != c.code || !strings.Contains(out.String(), c.out) {
 			t.Errorf("%s: exit %d, stdout:\n%s\nstderr: %s\nwant exit %d and %q", c.name, code, out.String(), errb.String(), c.code, c.out)
 		}
+	}
+	// compare --report: the page holds compare's verdict, and its paths went to stderr.
+	page, err := os.ReadFile(filepath.Join(dir, "page", "index.html"))
+	if err != nil || !strings.Contains(string(page), "regression") || !strings.Contains(string(page), "BASE") {
+		t.Errorf("compare --report's page: %v, want the verdicts and the BASE/NEW labels", err)
 	}
 }
 

@@ -18,13 +18,17 @@ fetched: it opens offline), and a PNG file of each chart:
   sweep.png                 sweeps: achieved throughput against p99 and p50, SLO and knees
   sweep-spectrum-<driver>.png  sweeps: one driver's spectrum at every step
 The page also has the summary table and each file's configuration, topology, host and versions.
-Several files go into one report, their runs labelled by file name. Incomplete (Ctrl-C) results
+Several files go into one report; each file or directory is labelled by the shortest part of its
+path that tells it apart, or by the NAME of a NAME=PATH argument or --label (BASE/NEW, v1.2/v1.3):
+one colour per driver, one line style per label or topology, and grouped bars of drivers ×
+labels × topologies when there are several. Incomplete (Ctrl-C) results
 and files with skipped drivers are drawn with what they hold. The paths written are printed on
 stdout.
 
 Examples:
   lockbench report -o report results/lockbench-20261121T091553Z-contention.json
   lockbench report -o /tmp/compare base/*.json new/*.json
+  lockbench report -o /tmp/versions --label v1.2=results/v1.2/ --label v1.3=results/v1.3/
   lockbench run --driver lockcore,naive --repeat 5 --report report
   lockbench sweep --driver lockcore,naive --rate-from 2000 --rate-to 200000 --slo p99=2ms --report report
 
@@ -36,6 +40,7 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	fs := newCmdFlagSet("report", stderr)
 	out := fs.StringP("out", "o", "", "directory for index.html and the PNG files (created if needed; required)")
 	title := fs.String("title", "", "title of the page (default \"lockbench report\")")
+	labels := fs.StringArray("label", nil, "NAME=PATH: label a result file or directory (all its *.json files) in the charts, e.g. --label BASE=base/ --label NEW=new/; repeatable (a FILE argument NAME=PATH does the same)")
 	bad := fs.bad
 	if code, done := fs.parse(args, stdout, "Usage: lockbench report -o DIR [flags] FILE...", reportExamples); done {
 		return code
@@ -43,7 +48,7 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return bad("-o DIR is required: the directory for the report")
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && len(*labels) == 0 {
 		return bad("want at least one result file")
 	}
 	if flagsOnly(stdout) {
@@ -52,7 +57,7 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 	if err := report.CheckDir(*out); err != nil {
 		return bad("-o %s: cannot write there: %v", *out, err)
 	}
-	sources, err := report.ReadSources(fs.Args())
+	sources, err := report.ReadSpecs(append(*labels, fs.Args()...))
 	if err != nil {
 		return bad("%v", err)
 	}

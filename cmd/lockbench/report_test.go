@@ -218,3 +218,26 @@ func TestSweepReport(t *testing.T) {
 	}
 	assertServerGone(t, errb.String())
 }
+
+// TestReportLabels: --label NAME=PATH and a NAME=PATH argument name the files' series, and two
+// labels draw the grouped bars.
+func TestReportLabels(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"report", "-o", dir, "--label", "v1.2=testdata/old-run.json", "v1.3=testdata/old-run.json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	page, err := os.ReadFile(filepath.Join(dir, report.HTMLName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"lockcore v1.2", "lockcore v1.3", "by driver and label"} {
+		if !bytes.Contains(page, []byte(s)) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+	if !strings.Contains(stdout.String(), "bars-throughput.png") {
+		t.Errorf("no grouped bars written: %s", stdout.String())
+	}
+}
