@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -60,12 +61,35 @@ func TestMain(m *testing.M) {
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
+// lockedBuffer is a bytes.Buffer that Run's output goroutines write while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestInterruptReachesEveryChildOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr bytes.Buffer
+	var stderr lockedBuffer
 	started := make(chan int, 3)
 	go func() {
-		time.Sleep(500 * time.Millisecond) // let the children install their handlers
+		// Interrupt once every child has installed its handler (it says "waiting" after): a
+		// fixed pause was too short for a race-built test binary to start on a loaded machine.
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) && strings.Count(stderr.String(), "] waiting\n") < 3 {
+			time.Sleep(10 * time.Millisecond)
+		}
 		cancel()
 	}()
 	exits := Run(ctx, Procs{Path: os.Args[0], N: 3, Env: []string{modeEnv + "=wait"}, Stderr: &stderr,
