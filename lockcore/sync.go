@@ -283,8 +283,13 @@ func (c *Client) execScript(ctx context.Context, s *script, keys, args []string)
 	defer cancel()
 	res := c.rdb.DoMulti(dctx, s.evalsha(c.rdb, keys, args), wait)
 	if isNoScript(res[0].Error()) {
-		// The EVALSHA ran nothing: send the body, with a WAIT of its own.
-		wait, want, _ = c.waitCmd(keys[0])
+		// The EVALSHA ran nothing: send the body, with a WAIT of its own, unless the master has
+		// no replica to wait for by now (a fail-over's new master before its replicas attach,
+		// whose empty script cache is what answered NOSCRIPT): then the body goes alone, as
+		// at the top.
+		if wait, want, ok = c.waitCmd(keys[0]); !ok {
+			return c.rdb.Do(ctx, s.eval(c.rdb, keys, args)), nil
+		}
 		res = c.rdb.DoMulti(dctx, s.eval(c.rdb, keys, args), wait)
 	}
 	if res[0].NonRedisError() != nil && dctx.Err() != nil && ctx.Err() == nil {
@@ -417,6 +422,7 @@ func (c *Client) execScriptsSynced(ctx context.Context, scripts []*script, calls
 			verdict[i] = all[len(calls)+g]
 		}
 	}
+	retryWant := map[int]int64{} // the replicas a NOSCRIPT-retried call's own WAIT asked for
 	if retry := noScript(res); len(retry) > 0 {
 		// The EVALSHAs answered NOSCRIPT ran nothing: their bodies go again, with WAITs of
 		// their own, whose verdict is theirs (the first WAITs covered nothing they wrote).
@@ -424,14 +430,30 @@ func (c *Client) execScriptsSynced(ctx context.Context, scripts []*script, calls
 		for _, i := range retry {
 			cmds = append(cmds, scripts[i].eval(c.rdb, calls[i].keys, calls[i].args))
 		}
+		// A WAIT per group again, where its master still has replicas to wait for: after a
+		// fail-over the new master, whose empty script cache answered NOSCRIPT, may have none
+		// attached yet, and then its calls go unwaited, as when no master has any (above).
+		again := make([]int, len(waits)) // group g's WAIT in the retry; -1: none
+		var rewaits []rueidis.Completed
+		var rewants []int64
 		for g := range waits {
-			waits[g], _, _ = c.waitCmd(calls[firstOf(groupOf, g)].keys[0])
+			again[g] = -1
+			if w, want, ok := c.waitCmd(calls[firstOf(groupOf, g)].keys[0]); ok {
+				again[g] = len(rewaits)
+				rewaits = append(rewaits, w)
+				rewants = append(rewants, want)
+			}
 		}
-		second := c.rdb.DoMulti(ctx, append(cmds, waits...)...)
+		second := c.rdb.DoMulti(ctx, append(cmds, rewaits...)...)
 		for j, i := range retry {
 			res[i] = second[j]
-			if g := groupOf[i]; g >= 0 {
-				verdict[i] = second[len(retry)+g]
+			switch g := groupOf[i]; {
+			case g < 0:
+			case again[g] < 0:
+				groupOf[i] = -1 // not waited for after all
+			default:
+				verdict[i] = second[len(retry)+again[g]]
+				retryWant[i] = rewants[again[g]]
 			}
 		}
 	}
@@ -440,7 +462,11 @@ func (c *Client) execScriptsSynced(ctx context.Context, scripts []*script, calls
 			// Not waited for, or failed: the caller settles that as without synced mode.
 			continue
 		}
-		if se := c.checkWait(verdict[i], wants[g]); se != nil {
+		want, retried := retryWant[i]
+		if !retried {
+			want = wants[g]
+		}
+		if se := c.checkWait(verdict[i], want); se != nil {
 			se.reply, _ = res[i].ToMessage()
 			unsynced[i] = se
 		}
