@@ -393,24 +393,18 @@ func compareMetric(m results.Metric, base, new []float64, opts *Options) (Row, b
 // worse by the threshold): the question a gate asks. One-sided, because an improvement is no
 // reason to fail; two-sided tests spend half of alpha on it, and with 5+5 runs that half was
 // what left them unable ever to reach significance. 1 when the test cannot run (all equal).
-func worseP(m results.Metric, shifted, new []float64) float64 {
-	alt := stats.LocationGreater // latencies, costs: NEW greater is worse
-	if m.HigherIsBetter {
-		alt = stats.LocationLess
-	}
-	res, err := stats.MannWhitneyUTest(new, shifted, alt)
-	if err != nil {
-		return 1
-	}
-	return res.P
-}
+func worseP(m results.Metric, shifted, new []float64) float64 { return oneSided(m, shifted, new, true) }
 
 // betterP is the one-sided Mann–Whitney U p-value of "NEW is better than BASE"; 1 when the
 // test cannot run.
-func betterP(m results.Metric, base, new []float64) float64 {
-	alt := stats.LocationLess // latencies, costs: NEW smaller is better
-	if m.HigherIsBetter {
-		alt = stats.LocationGreater
+func betterP(m results.Metric, base, new []float64) float64 { return oneSided(m, base, new, false) }
+
+// oneSided is the one-sided U test of NEW against base in the direction worse (or better) means
+// for m: greater is worse for latencies and costs, smaller for throughput.
+func oneSided(m results.Metric, base, new []float64, worse bool) float64 {
+	alt := stats.LocationGreater
+	if m.HigherIsBetter == worse {
+		alt = stats.LocationLess
 	}
 	res, err := stats.MannWhitneyUTest(new, base, alt)
 	if err != nil {

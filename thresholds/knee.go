@@ -27,52 +27,24 @@ var (
 // number (a rate in acquisitions/s, or workers in a concurrency sweep), or a ratio ("2" or "2x")
 // with DRIVER/BASE. Errors wrap ErrBadThreshold. It is safe for concurrent use.
 func ParseKnee(expr string) (Threshold, error) {
-	t := Threshold{Expr: strings.TrimSpace(expr)}
+	t, metric, value, err := split(expr, "e.g. 'lockcore knee>=10000' or 'capacity>=50000'")
+	if err != nil {
+		return Threshold{}, err
+	}
 	bad := func(format string, a ...any) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%w %q: %s", ErrBadThreshold, t.Expr, fmt.Sprintf(format, a...))
 	}
-	i := strings.IndexAny(t.Expr, "<>=!")
-	if i < 0 {
-		return bad("no operator: want e.g. 'lockcore knee>=10000' or 'capacity>=50000'")
-	}
-	left, rest := strings.TrimSpace(t.Expr[:i]), t.Expr[i:]
-	for _, op := range []Op{LessEqual, GreaterEqual, Equal, NotEqual, Less, Greater} {
-		if strings.HasPrefix(rest, string(op)) {
-			t.Op = op
-			break
-		}
-	}
-	if t.Op == "" {
-		return bad("unknown operator: want <, <=, >, >=, == or !=")
-	}
-	fields := strings.Fields(left)
-	switch len(fields) {
-	case 1:
-	case 2:
-		driver, base, isRatio := strings.Cut(fields[0], "/")
-		if driver == "" || (isRatio && (base == "" || strings.Contains(base, "/"))) {
-			return bad("%q: want DRIVER or DRIVER/BASE before the metric", fields[0])
-		}
-		if isRatio && driver == base {
-			return bad("a ratio of %s to itself is always 1", driver)
-		}
-		t.Driver, t.Base = driver, base
-	default:
-		return bad("want [DRIVER[/BASE] ]knee|capacity OP VALUE, e.g. 'lockcore knee>=10000'")
-	}
-	switch fields[len(fields)-1] {
+	switch metric {
 	case MetricKnee.Name:
 		t.Metric = MetricKnee
 	case MetricCapacity.Name:
 		t.Metric = MetricCapacity
 	default:
-		return bad("a sweep is gated on knee or capacity, not %q (run's metrics such as p99 are the SLO's: --slo)", fields[len(fields)-1])
+		return bad("a sweep is gated on knee or capacity, not %q (run's metrics such as p99 are the SLO's: --slo)", metric)
 	}
-	value := strings.TrimSpace(rest[len(t.Op):])
 	if value == "" {
 		return bad("no value after %s", t.Op)
 	}
-	var err error
 	if t.IsRatio() {
 		value = strings.TrimSuffix(value, "x")
 	}

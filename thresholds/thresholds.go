@@ -98,54 +98,24 @@ func (t *Threshold) Drivers() []string {
 // "800us", "800µs"); other values are plain numbers. Errors wrap ErrBadThreshold and say what was expected. It is
 // safe for concurrent use.
 func Parse(expr string) (Threshold, error) {
-	t := Threshold{Expr: strings.TrimSpace(expr)}
+	t, metric, value, err := split(expr, "e.g. 'p99<5ms', 'throughput>20000' or 'lockcore/naive throughput>=1.5'")
+	if err != nil {
+		return Threshold{}, err
+	}
 	bad := func(format string, a ...any) (Threshold, error) {
 		return Threshold{}, fmt.Errorf("%w %q: %s", ErrBadThreshold, t.Expr, fmt.Sprintf(format, a...))
 	}
-	i := strings.IndexAny(t.Expr, "<>=!")
-	if i < 0 {
-		return bad("no operator: want e.g. 'p99<5ms', 'throughput>20000' or 'lockcore/naive throughput>=1.5'")
-	}
-	left, rest := strings.TrimSpace(t.Expr[:i]), t.Expr[i:]
-	for _, op := range []Op{LessEqual, GreaterEqual, Equal, NotEqual, Less, Greater} {
-		if strings.HasPrefix(rest, string(op)) {
-			t.Op = op
-			break
-		}
-	}
-	if t.Op == "" {
-		return bad("unknown operator: want <, <=, >, >=, == or !=")
-	}
-	value := strings.TrimSpace(rest[len(t.Op):])
-
-	fields := strings.Fields(left)
-	if len(fields) == 0 {
+	if metric == "" {
 		return bad("no metric before %s (known: %s)", t.Op, results.MetricNames())
 	}
-	switch len(fields) {
-	case 1:
-	case 2:
-		subject := fields[0]
-		driver, base, isRatio := strings.Cut(subject, "/")
-		if driver == "" || (isRatio && (base == "" || strings.Contains(base, "/"))) {
-			return bad("%q: want DRIVER or DRIVER/BASE before the metric", subject)
-		}
-		if isRatio && driver == base {
-			return bad("a ratio of %s to itself is always 1", driver)
-		}
-		t.Driver, t.Base = driver, base
-	default:
-		return bad("want [DRIVER[/BASE] ]METRIC OP VALUE, e.g. 'lockcore/naive throughput>=1.5'")
-	}
-	m, ok := results.LookupMetric(fields[len(fields)-1])
+	m, ok := results.LookupMetric(metric)
 	if !ok {
-		return bad("unknown metric %q (known: %s)", fields[len(fields)-1], results.MetricNames())
+		return bad("unknown metric %q (known: %s)", metric, results.MetricNames())
 	}
 	t.Metric = m
 	if value == "" {
 		return bad("no value after %s", t.Op)
 	}
-	var err error
 	switch {
 	case t.IsRatio():
 		t.Limit, err = parseNumber(strings.TrimSuffix(value, "x"))
@@ -183,6 +153,50 @@ func parseLatency(s string) (float64, error) {
 
 // String renders t as it was given.
 func (t Threshold) String() string { return t.Expr }
+
+// split reads the grammar Parse and ParseKnee share, [DRIVER[/BASE] ]METRIC OP VALUE: the
+// threshold's Expr, Driver, Base and Op, the metric's name ("" when none was written) and the
+// value's text. example ends the message for a missing operator. Errors wrap ErrBadThreshold.
+func split(expr, example string) (t Threshold, metric, value string, err error) {
+	t = Threshold{Expr: strings.TrimSpace(expr)}
+	bad := func(format string, a ...any) (Threshold, string, string, error) {
+		return Threshold{}, "", "", fmt.Errorf("%w %q: %s", ErrBadThreshold, t.Expr, fmt.Sprintf(format, a...))
+	}
+	i := strings.IndexAny(t.Expr, "<>=!")
+	if i < 0 {
+		return bad("no operator: want %s", example)
+	}
+	left, rest := strings.TrimSpace(t.Expr[:i]), t.Expr[i:]
+	for _, op := range []Op{LessEqual, GreaterEqual, Equal, NotEqual, Less, Greater} {
+		if strings.HasPrefix(rest, string(op)) {
+			t.Op = op
+			break
+		}
+	}
+	if t.Op == "" {
+		return bad("unknown operator: want <, <=, >, >=, == or !=")
+	}
+	value = strings.TrimSpace(rest[len(t.Op):])
+	fields := strings.Fields(left)
+	switch len(fields) {
+	case 0:
+		return t, "", value, nil
+	case 1:
+	case 2:
+		subject := fields[0]
+		driver, base, isRatio := strings.Cut(subject, "/")
+		if driver == "" || (isRatio && (base == "" || strings.Contains(base, "/"))) {
+			return bad("%q: want DRIVER or DRIVER/BASE before the metric", subject)
+		}
+		if isRatio && driver == base {
+			return bad("a ratio of %s to itself is always 1", driver)
+		}
+		t.Driver, t.Base = driver, base
+	default:
+		return bad("want [DRIVER[/BASE] ]METRIC OP VALUE, %s", example)
+	}
+	return t, fields[len(fields)-1], value, nil
+}
 
 // Outcome is a threshold checked on one driver (or pair of drivers) on one
 // case. It is a plain value and safe for concurrent use.
