@@ -125,16 +125,20 @@ func sweepFile(t *testing.T, dir string) *results.File {
 	return f
 }
 
-// A closed-loop sweep on one hot key held 1ms: each added worker waits for the others' holds,
+// A closed-loop sweep on one hot key held 5ms: each added worker waits for the others' holds,
 // so the acquire p99 grows with the workers (16 workers wait at least 15 holds) and the knee
 // falls where this machine puts it. The test checks the knee rule against the data, not numbers.
-// The SLO of 10ms leaves one worker room on a loaded CI machine (seen: lockcore's one worker at
-// a p99 of 4.49ms there, over the 4ms this test had).
+// The SLO of 50ms leaves one worker room on a loaded CI machine (seen: lockcore's one worker at
+// a p99 of 4.49ms over a 4ms SLO, and of 11.3ms over 10ms with 1ms holds, pinned to a shared CPU).
 func TestSweepFindsTheKnee(t *testing.T) {
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--concurrency-steps", "1,2,4,8,16",
-		"--keys", "1", "--hold", "1ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=10ms", "--out", dir,
+		"--keys", "1", "--hold", "5ms", "--duration", "500ms", "--warmup", "100ms", "--slo", "p99=50ms", "--out", dir,
+		// Not pinned: --pin auto confines lockbench to one CPU that the other test packages share,
+		// and one worker's p99 then went past a 10 ms SLO (CI, 2026-11-27). Holds of 5 ms against
+		// 50 ms keep the knee in the middle of the steps with room for a loaded machine.
+		"--pin", "off",
 		"--rounds", "1", "--precision", "0", // one run a step: the rounds and refinement have a test of their own
 		// Knee gates: the first holds (a knee of at least one worker), the second cannot (16 at most).
 		"--threshold", "lockcore knee>=1", "--threshold", "knee>=1000")
@@ -148,22 +152,22 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		}
 	}
 	f := sweepFile(t, dir)
-	if !f.Complete || f.Sweep.Mode != results.SweepConcurrency || f.Sweep.SLO.Name != "p99" || f.Sweep.SLO.LimitUS != 10000 {
+	if !f.Complete || f.Sweep.Mode != results.SweepConcurrency || f.Sweep.SLO.Name != "p99" || f.Sweep.SLO.LimitUS != 50000 {
 		t.Fatalf("complete %v, sweep %+v", f.Complete, f.Sweep)
 	}
 	for _, d := range f.Sweep.Drivers {
 		if d.KneeStep == 0 {
-			t.Errorf("%s: no knee; one worker on one key should stay within 10ms\n%s", d.Driver, out)
+			t.Errorf("%s: no knee; one worker on one key should stay within 50ms\n%s", d.Driver, out)
 			continue
 		}
 		k := d.Steps[d.KneeStep-1]
-		if p := f.Runs[k.Run].AcquireLatencyUS.P99; k.Verdict != results.VerdictOK || p > 10000 || p != k.LatencyUS {
+		if p := f.Runs[k.Run].AcquireLatencyUS.P99; k.Verdict != results.VerdictOK || p > 50000 || p != k.LatencyUS {
 			t.Errorf("%s: knee step %d %+v, its run's p99 %vµs", d.Driver, d.KneeStep, k, p)
 		}
 		if d.KneeStep < len(d.Steps) {
 			next := d.Steps[d.KneeStep]
 			p := f.Runs[next.Run].AcquireLatencyUS.P99
-			if next.Verdict == results.VerdictOK || (next.Verdict == results.VerdictOver && p <= 10000) {
+			if next.Verdict == results.VerdictOK || (next.Verdict == results.VerdictOver && p <= 50000) {
 				t.Errorf("%s: the step after the knee is %+v with p99 %vµs; want over the SLO, or saturated", d.Driver, next, p)
 			}
 		}
@@ -171,7 +175,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 			t.Errorf("summary lacks %s:\n%s", d.Driver, out)
 		}
 	}
-	for _, want := range []string{"knee: at or above the highest load achieved with p99 <= 10.0ms", "(knee)", "workers"} {
+	for _, want := range []string{"knee: at or above the highest load achieved with p99 <= 50.0ms", "(knee)", "workers"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
