@@ -228,7 +228,9 @@ func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
 	lbImage := generatorstest.Image(t)
 	dir := t.TempDir()
 	errb := &syncBuffer{}
-	const spec = "pause-client:gen2@200ms+20s"
+	// At 2 s, not 200 ms: a loaded machine started a generator container 0.6 s late, and a fault
+	// fired at a generator not yet running fails the run (CI, 2026-11-27).
+	const spec = "pause-client:gen2@2s+20s"
 	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
 		"--driver", "lockcore", "--keys", "4", "--concurrency", "2", "--duration", "30s", "--warmup", "0s",
 		"--fault", spec, "--out", dir)
