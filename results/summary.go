@@ -53,7 +53,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	}
 	writeNet(&buf, runs)
 	writeOpenLoop(&buf, runs)
-	writeWaiting(&buf, runs)
+	writeWaiting(&buf, runs, groups, repeated)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeFloor(&buf, groups, label)
 	writeNodes(&buf, groups, label)
@@ -290,8 +290,9 @@ func writeNet(buf *bytes.Buffer, runs []Run) {
 
 // writeWaiting adds the pub/sub waiting table when a run waited on pub/sub (see WaitCounts):
 // with no subscription anywhere (lockcore in one process, or no lock ever taken), every row
-// would be zeros.
-func writeWaiting(buf *bytes.Buffer, runs []Run) {
+// would be zeros. Repeated runs get one row per driver and case, like the table above them
+// (see waitingRow), not one per round.
+func writeWaiting(buf *bytes.Buffer, runs []Run, groups []Group, repeated bool) {
 	if !slices.ContainsFunc(runs, func(r Run) bool {
 		w := r.Waiting
 		return w != nil && (w.Subscribes > 0 || w.SubscribeTimeouts > 0 || w.ChannelsAfter > 0)
@@ -299,17 +300,49 @@ func writeWaiting(buf *bytes.Buffer, runs []Run) {
 		return
 	}
 	buf.WriteString("\nwaiting on pub/sub (missed: waits ended by the TTL or a bound, not a message; -: the driver waits by polling or does not count):\n")
+	if repeated {
+		buf.WriteString("(per driver over its rounds: subs/acq and unsubs/acq are medians, peak channels and channels after the largest, woken, missed and subscribe timeouts summed)\n")
+	}
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "driver\ttopology\tconc\tkeys\tsubs/acq\tunsubs/acq\tpeak channels\twoken\tmissed\tsubscribe timeouts\tchannels after")
+	if repeated {
+		fmt.Fprintln(tw, "driver\ttopology\tconc\tkeys\trounds\tsubs/acq\tunsubs/acq\tpeak channels\twoken\tmissed\tsubscribe timeouts\tchannels after")
+		for i := range groups {
+			g := &groups[i]
+			r := g.Runs[0]
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, len(g.Runs), waitingRow(g.Runs))
+		}
+	} else {
+		fmt.Fprintln(tw, "driver\ttopology\tconc\tkeys\tsubs/acq\tunsubs/acq\tpeak channels\twoken\tmissed\tsubscribe timeouts\tchannels after")
+		for _, r := range runs {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys, waitingRow([]Run{r}))
+		}
+	}
+	tw.Flush() // cannot fail: it writes to a bytes.Buffer
+}
+
+// waitingRow is the tab-separated waiting cells of runs (the rounds of one driver and case):
+// "-" cells when none of them counted; otherwise the medians of the per-acquisition figures, the
+// largest peak and leftover channel counts (the worst round is the one that matters for a
+// pool's limit and for leaks) and the sums of the event counts over the rounds that counted.
+func waitingRow(runs []Run) string {
+	var subs, unsubs []float64
+	var w WaitCounts
 	for _, r := range runs {
-		w := r.Waiting
-		if w == nil {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t-\t-\t-\t-\t-\t-\t-\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys)
+		c := r.Waiting
+		if c == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d\n", r.Driver, topologyLabel(&r), r.Concurrency, r.Keys,
-			w.SubscribesPerAcquisition, w.UnsubscribesPerAcquisition, w.PeakChannels, w.WokenByMessage, w.EndedWithoutWake,
-			w.SubscribeTimeouts, w.ChannelsAfter)
+		subs = append(subs, c.SubscribesPerAcquisition)
+		unsubs = append(unsubs, c.UnsubscribesPerAcquisition)
+		w.PeakChannels = max(w.PeakChannels, c.PeakChannels)
+		w.ChannelsAfter = max(w.ChannelsAfter, c.ChannelsAfter)
+		w.WokenByMessage += c.WokenByMessage
+		w.EndedWithoutWake += c.EndedWithoutWake
+		w.SubscribeTimeouts += c.SubscribeTimeouts
 	}
-	tw.Flush()
+	if len(subs) == 0 {
+		return "-\t-\t-\t-\t-\t-\t-"
+	}
+	return fmt.Sprintf("%.3f\t%.3f\t%d\t%d\t%d\t%d\t%d", Median(subs), Median(unsubs), w.PeakChannels,
+		w.WokenByMessage, w.EndedWithoutWake, w.SubscribeTimeouts, w.ChannelsAfter)
 }

@@ -206,6 +206,41 @@ func TestWriteSummaryWaiting(t *testing.T) {
 	}
 }
 
+// TestWriteSummaryWaitingRepeated checks that repeated runs give one waiting row per driver and
+// case, as the median table does, not one unlabelled row per round: medians of the
+// per-acquisition figures, the largest peak and leftover channels, the event counts summed.
+func TestWriteSummaryWaitingRepeated(t *testing.T) {
+	var runs []Run
+	for round, subs := range []int64{100, 300, 200} {
+		r := Run{Driver: "redisson", Workload: "contention", Topology: "single", Concurrency: 2000, Keys: 1000, Acquisitions: 1000, Round: round + 1}
+		r.SetWaiting(WaitCounts{Subscribes: subs, Unsubscribes: subs, PeakChannels: 240 + int64(round)*5, ChannelsAfter: int64(2 - round),
+			WokenByMessage: 10, EndedWithoutWake: 1, SubscribeTimeouts: int64(round)})
+		runs = append(runs, r, Run{Driver: "naive", Workload: "contention", Topology: "single", Concurrency: 2000, Keys: 1000, Acquisitions: 500, Round: round + 1})
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, runs); err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(buf.String(), "waiting on pub/sub")
+	if !ok {
+		t.Fatalf("no waiting table:\n%s", buf.String())
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	// The title's tail, the note on how rounds combine, the header and one row per driver.
+	if len(lines) != 5 {
+		t.Fatalf("waiting table has %d lines, want 5 (one row per driver):\n%s", len(lines), table)
+	}
+	for _, want := range []string{
+		"redisson  single    2000  1000  3       0.200     0.200       250            30     3       3                   2",
+		"naive     single    2000  1000  3       -         -",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("waiting table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
 // TestSummaryStatesTheFloor checks the line that sets each driver's Redis CPU per acquisition
 // against the floor driver's of the same run: there when the floor ran, absent when it did not.
 func TestSummaryStatesTheFloor(t *testing.T) {
