@@ -17,6 +17,8 @@
 #   bash scripts/redisson-profiles.sh                      # everything, results in results/redisson
 #   bash scripts/redisson-profiles.sh single hot           # one topology, one load
 #   LOCKBENCH_REDISSON_OUT=/tmp/r REPEAT=5 bash scripts/redisson-profiles.sh
+#   PROVIDER=docker bash scripts/redisson-profiles.sh       # the servers in containers of
+#                                                          # lockbench/redis:local (built first)
 set -euo pipefail
 
 # The repository's root, Go on PATH, bin/lockbench built.
@@ -26,8 +28,22 @@ out=${LOCKBENCH_REDISSON_OUT:-results/redisson}
 repeat=${REPEAT:-3}
 topologies=${1:-single sentinel cluster}
 loads=${2:-w1 hot waiting}
+provider=${PROVIDER:-native}
 profiles=redisson:version=3.23,redisson:version=3.43,redisson:version=3.52,redisson:version=4.7
 mkdir -p "$out"
+
+# The same servers in containers: the image lockbench builds from this machine's redis-server,
+# so native and docker tables differ by the container's network and cgroup, not the Redis build.
+provider_args=(--provider "$provider")
+case $provider in
+native) ;;
+docker)
+	bin/lockbench image build >&2
+	provider_args+=(--image lockbench/redis:local)
+	out=$out/docker
+	;;
+*) echo "unknown PROVIDER $provider (native, docker)" >&2; exit 2 ;;
+esac
 
 for topo in $topologies; do
 	for load in $loads; do
@@ -42,6 +58,6 @@ for topo in $topologies; do
 		esac
 		echo "==> $topo $load: ${args[*]}" >&2
 		# Exit 1 (errors, e.g. Redisson's subscribe timeouts in the waiting load) is a result here.
-		bin/lockbench run --topology "$topo" --repeat "$repeat" --out "$out/$topo-$load" "${args[@]}" || [ $? -eq 1 ]
+		bin/lockbench run --topology "$topo" "${provider_args[@]}" --repeat "$repeat" --out "$out/$topo-$load" "${args[@]}" || [ $? -eq 1 ]
 	done
 done
