@@ -80,6 +80,7 @@ func Start(ctx context.Context, mode string, keep bool) (*Server, error) {
 		// measurement last seconds: --toggle-collect stops counting inside it, so a measurement
 		// holds only what the commands cost (an idle-rate subtraction was off by 10% of a PING).
 		args = append([]string{vg, "--tool=callgrind", "--dump-instr=no", "--toggle-collect=serverCron",
+			"--collect-atstart=yes", // after --toggle-collect, which otherwise turns collection off at start
 			"--callgrind-out-file=" + filepath.Join(dir, "callgrind.out")}, args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
