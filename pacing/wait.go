@@ -84,7 +84,28 @@ type Waiter struct {
 	budget *SpinBudget
 	timer  *time.Timer
 	fine   *fineTimer // nil where there is no timerfd: stage 2 then sleeps on a Go timer
+	counts WaitCounts
 }
+
+// WaitCounts count what a Waiter's waits took: how many there were and how many wake-ups each
+// stage cost. Counts do not move with the machine's load as times do, so they say where a
+// pacer's CPU goes on a machine too busy to time it. It is a plain value.
+type WaitCounts struct {
+	// Waits counts the calls of Wait whose time was still ahead.
+	Waits int64
+	// TimerWakes counts the Go timer's wake-ups (stage 1), FineWakes the precise timer's
+	// (stage 2), Spins the waits that polled the clock (stage 3).
+	TimerWakes, FineWakes, Spins int64
+}
+
+// Add returns the sum of c and o.
+func (c WaitCounts) Add(o WaitCounts) WaitCounts {
+	return WaitCounts{Waits: c.Waits + o.Waits, TimerWakes: c.TimerWakes + o.TimerWakes, FineWakes: c.FineWakes + o.FineWakes, Spins: c.Spins + o.Spins}
+}
+
+// Counts returns what the Waiter's waits took so far. Like Wait, it is not safe for
+// concurrent use.
+func (w *Waiter) Counts() WaitCounts { return w.counts }
 
 // NewWaiter returns a Waiter that spins within budget (nil: never spins).
 func NewWaiter(budget *SpinBudget) *Waiter {
@@ -98,10 +119,15 @@ func NewWaiter(budget *SpinBudget) *Waiter {
 // not interruptible. A t already past returns at once.
 func (w *Waiter) Wait(ctx context.Context, t time.Time) (time.Time, bool) {
 	now := time.Now()
+	if !now.Before(t) {
+		return now, true
+	}
+	w.counts.Waits++
 	if d := t.Sub(now) - CoarseMargin; d > 0 {
 		w.timer.Reset(d)
 		select {
 		case <-w.timer.C:
+			w.counts.TimerWakes++
 		case <-ctx.Done():
 			w.timer.Stop()
 			return time.Now(), false
@@ -110,10 +136,12 @@ func (w *Waiter) Wait(ctx context.Context, t time.Time) (time.Time, bool) {
 	spin := w.budget.allow()
 	if d := time.Until(t) - spin; d > 0 {
 		w.fine.sleep(d)
+		w.counts.FineWakes++
 	}
 	if spin == 0 {
 		return time.Now(), true
 	}
+	w.counts.Spins++
 	began := time.Now()
 	now = began
 	for now.Before(t) {
