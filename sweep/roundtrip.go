@@ -57,7 +57,8 @@ func MeasureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 	// A deadline rather than a cancel: rueidis sends a call whose context has a deadline and
 	// no other cancel on the caller's goroutine (a write and a read), with none of its
 	// pipeline's hand-offs; the interrupt is checked between calls.
-	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), time.Now().Add(d))
+	deadline := time.Now().Add(d)
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	h := hdrhistogram.New(results.MinLatencyUS, results.MaxLatencyUS, results.SigFigs)
 	began := time.Now()
@@ -71,7 +72,10 @@ func MeasureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 	}
 	rt := results.SweepRoundTrip{Count: h.TotalCount(), DurationS: time.Since(began).Seconds()}
 	switch {
-	case err != nil && pctx.Err() == nil: // a ping cut by the time bound is not a failure
+	case err != nil && pctx.Err() == nil && time.Now().Before(deadline):
+		// A ping cut by the time bound is no failure. rueidis gives the connection the
+		// deadline, whose timeout may come back before the context's own timer has fired:
+		// the clock decides.
 		rt.Error = "no raw round trip: " + err.Error()
 		return rt
 	case rt.Count < minRoundTrips:

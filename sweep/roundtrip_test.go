@@ -63,6 +63,20 @@ func TestMeasureRoundTripBounds(t *testing.T) {
 		t.Errorf("%+v; want fewer than %d answers, and so an error and no figures", rt, minRoundTrips)
 	}
 
+	// A ping that runs into the bound fails as the connection's deadline passes, which may be
+	// before the context's timer has fired: still no failure.
+	cut := func(ctx context.Context) error {
+		if dl, _ := ctx.Deadline(); time.Until(dl) < time.Millisecond {
+			for time.Now().Before(dl) {
+			}
+			return errors.New("i/o timeout")
+		}
+		return nil
+	}
+	if rt := MeasureRoundTrip(t.Context(), cut, 1_000_000, 50*time.Millisecond, 99); rt.Error != "" || rt.Count < minRoundTrips {
+		t.Errorf("a ping cut by the time bound gave %+v; want the round trips before it", rt)
+	}
+
 	failing := func(context.Context) error { return errors.New("NOAUTH Authentication required") }
 	if rt := MeasureRoundTrip(t.Context(), failing, 10, time.Second, 99); !strings.Contains(rt.Error, "NOAUTH") || rt.Count != 0 {
 		t.Errorf("a refused ping gave %+v", rt)
