@@ -100,6 +100,9 @@ func Sweep(ctx context.Context, t *target.Target, spec Spec, o sweep.Options, op
 		steps.Abort = OverSLO(o.SLO, spec.AbortAfter)
 	}
 	o.Step = steps.Run
+	if stop := sweepPing(t, &o, opts.Reporter); stop != nil {
+		defer stop()
+	}
 	out, err := sweep.Run(ctx, o)
 	if err != nil {
 		opts.Reporter.Line("lockbench sweep: %v", err)
@@ -115,4 +118,26 @@ func Sweep(ctx context.Context, t *target.Target, spec Spec, o sweep.Options, op
 		file.Complete = ctx.Err() == nil && err == nil && out.Complete()
 	}
 	return out, err
+}
+
+// sweepPing gives a rate sweep with a noise floor its raw round trip (sweep.Options.Ping): a
+// connection of its own to the first master, as the drivers connect (credentials, TLS, --net),
+// and returns the function that closes it; nil when o has a Ping already or needs none. A
+// master that cannot be reached is said on r: the sweep then has no round trip.
+func sweepPing(t *target.Target, o *sweep.Options, r Reporter) (stop func()) {
+	masters := t.Masters()
+	if o.Ping != nil || o.FloorShare <= 0 || o.Mode != results.SweepRate || len(masters) == 0 {
+		return nil
+	}
+	cfg := t.DriverConfig(0)
+	p, err := sweep.NewPinger(masters[0].Addr, cfg.Conn, cfg.Dialer)
+	if err != nil {
+		if r == nil {
+			r = Discard
+		}
+		r.Line("warning: no raw round trip: %v", err)
+		return nil
+	}
+	o.Ping = p.Ping
+	return p.Close
 }

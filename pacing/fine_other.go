@@ -9,6 +9,13 @@ type fineTimer struct{}
 
 func newFineTimer() *fineTimer { return nil }
 
-func (t *fineTimer) sleep(d time.Duration) { time.Sleep(d) }
+func (t *fineTimer) sleep(d time.Duration) bool {
+	time.Sleep(d)
+	return true
+}
+
+func (t *fineTimer) interrupt() {}
+
+func (t *fineTimer) resume() {}
 
 func (t *fineTimer) close() {}

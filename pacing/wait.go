@@ -8,20 +8,25 @@ import (
 
 // Go's timers wake an idle process through epoll_pwait, whose timeout counts whole
 // milliseconds (golang/go#44343): a worker waiting 300µs for its slot wakes up to a millisecond
-// late, and an open loop counts that delay as the lock's latency. A Waiter waits in three
-// stages so that an attempt starts within microseconds of its intended time:
+// late, and an open loop counts that delay as the lock's latency. A Waiter waits in two stages
+// so that an attempt starts within microseconds of its intended time:
 //
-//  1. a Go timer, interruptible, until CoarseMargin before the slot (it may wake a millisecond
-//     late, and the margin absorbs that);
-//  2. a Linux timerfd, which fires at nanosecond resolution and parks only the goroutine
+//  1. a Linux timerfd, which fires at nanosecond resolution and parks only the goroutine
 //     (the --net delays use one for the same reason), until the spin window before the slot;
-//  3. a busy poll of the clock for the rest: the last few microseconds that waking a
+//     a ctx that ends interrupts it (through the descriptor's read deadline);
+//  2. a busy poll of the clock for the rest: the last few microseconds that waking a
 //     goroutine from the timerfd takes.
 //
-// Stage 3 burns CPU that on a small machine Redis needs, so a SpinBudget bounds it.
+// Stage 2 burns CPU that on a small machine Redis needs, so a SpinBudget bounds it. Where there
+// is no timerfd, a Go timer waits until CoarseMargin before the slot and a plain sleep the rest.
+//
+// One wake-up per slot, and no system call through the scheduler (see fineTimer): at light load
+// each of those cost the process more CPU than the wait itself (issue 44, docs/findings.md).
+// An earlier Waiter first slept on a Go timer until 2ms before the slot, a second wake-up per
+// slot, kept only for its interrupt.
 
-// CoarseMargin is how long before a slot a Waiter stops waiting on a Go timer and hands over
-// to the precise timer: more than the millisecond a Go timer may wake late.
+// CoarseMargin is how long before a slot a Waiter without a timerfd stops waiting on a Go
+// timer and sleeps the rest: more than the millisecond a Go timer may wake late.
 const CoarseMargin = 2 * time.Millisecond
 
 // DefaultSpinWindow is how long before a slot a Waiter starts polling the clock: enough to
@@ -83,8 +88,34 @@ func (b *SpinBudget) Spent() (time.Duration, int64) {
 type Waiter struct {
 	budget *SpinBudget
 	timer  *time.Timer
-	fine   *fineTimer // nil where there is no timerfd: stage 2 then sleeps on a Go timer
+	fine   *fineTimer // nil where there is no timerfd: a Go timer then waits
+	counts WaitCounts
+	// done is the Done channel of the context whose end interrupts fine; stop calls that off,
+	// and fired is closed once an interrupt has been set.
+	done  <-chan struct{}
+	stop  func() bool
+	fired chan struct{}
 }
+
+// WaitCounts count what a Waiter's waits took: how many there were and how many wake-ups each
+// stage cost. Counts do not move with the machine's load as times do, so they say where a
+// pacer's CPU goes on a machine too busy to time it. It is a plain value.
+type WaitCounts struct {
+	// Waits counts the calls of Wait whose time was still ahead.
+	Waits int64
+	// TimerWakes counts the Go timer's wake-ups (only where there is no timerfd), FineWakes
+	// the precise timer's, Spins the waits that polled the clock.
+	TimerWakes, FineWakes, Spins int64
+}
+
+// Add returns the sum of c and o.
+func (c WaitCounts) Add(o WaitCounts) WaitCounts {
+	return WaitCounts{Waits: c.Waits + o.Waits, TimerWakes: c.TimerWakes + o.TimerWakes, FineWakes: c.FineWakes + o.FineWakes, Spins: c.Spins + o.Spins}
+}
+
+// Counts returns what the Waiter's waits took so far. Like Wait, it is not safe for
+// concurrent use.
+func (w *Waiter) Counts() WaitCounts { return w.counts }
 
 // NewWaiter returns a Waiter that spins within budget (nil: never spins).
 func NewWaiter(budget *SpinBudget) *Waiter {
@@ -93,27 +124,43 @@ func NewWaiter(budget *SpinBudget) *Waiter {
 	return &Waiter{budget: budget, timer: t, fine: newFineTimer()}
 }
 
-// Wait waits until t and returns the time it returned at, and true; or, when ctx ends during
-// the interruptible first stage, the time then and false. The last CoarseMargin before t is
-// not interruptible. A t already past returns at once.
+// Wait waits until t and returns the time it returned at, and true; or, when ctx ends first,
+// the time then and false. Without a timerfd the last CoarseMargin before t is not
+// interruptible. A t already past returns at once.
 func (w *Waiter) Wait(ctx context.Context, t time.Time) (time.Time, bool) {
 	now := time.Now()
-	if d := t.Sub(now) - CoarseMargin; d > 0 {
-		w.timer.Reset(d)
-		select {
-		case <-w.timer.C:
-		case <-ctx.Done():
-			w.timer.Stop()
-			return time.Now(), false
+	if !now.Before(t) {
+		return now, true
+	}
+	if ctx.Err() != nil {
+		return now, false
+	}
+	w.counts.Waits++
+	if w.fine == nil {
+		if d := t.Sub(now) - CoarseMargin; d > 0 {
+			w.timer.Reset(d)
+			select {
+			case <-w.timer.C:
+				w.counts.TimerWakes++
+			case <-ctx.Done():
+				w.timer.Stop()
+				return time.Now(), false
+			}
 		}
+	} else {
+		w.watch(ctx)
 	}
 	spin := w.budget.allow()
 	if d := time.Until(t) - spin; d > 0 {
-		w.fine.sleep(d)
+		if !w.fine.sleep(d) {
+			return time.Now(), false
+		}
+		w.counts.FineWakes++
 	}
 	if spin == 0 {
 		return time.Now(), true
 	}
+	w.counts.Spins++
 	began := time.Now()
 	now = began
 	for now.Before(t) {
@@ -123,8 +170,39 @@ func (w *Waiter) Wait(ctx context.Context, t time.Time) (time.Time, bool) {
 	return now, true
 }
 
+// watch makes the end of ctx interrupt the precise timer, once per context: the workers of a
+// phase wait under one context, so this costs one context.AfterFunc per worker and phase.
+func (w *Waiter) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == w.done {
+		return
+	}
+	w.unwatch()
+	w.done = done
+	if done == nil {
+		return // a context that never ends
+	}
+	fired := make(chan struct{})
+	w.fired = fired
+	w.stop = context.AfterFunc(ctx, func() {
+		w.fine.interrupt()
+		close(fired)
+	})
+}
+
+// unwatch calls off the interrupt of the context watched, or waits until it has been set and
+// undoes it, so that it cannot reach a later wait under another context.
+func (w *Waiter) unwatch() {
+	if w.stop != nil && !w.stop() {
+		<-w.fired
+		w.fine.resume()
+	}
+	w.stop, w.fired, w.done = nil, nil, nil
+}
+
 // Close releases the Waiter's timers. It is not safe for concurrent use with Wait.
 func (w *Waiter) Close() {
 	w.timer.Stop()
+	w.unwatch()
 	w.fine.close()
 }

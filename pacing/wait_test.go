@@ -60,3 +60,52 @@ func TestSpinBudgetBound(t *testing.T) {
 		}
 	}
 }
+
+// With a timerfd, a wait takes one wake-up, whatever its length: the precise timer's alone,
+// no Go timer first (that was a second wake-up per slot at light load).
+func TestWaiterOneWakeup(t *testing.T) {
+	w := NewWaiter(nil)
+	defer w.Close()
+	if w.fine == nil {
+		t.Skip("no timerfd here: a Go timer waits first")
+	}
+	for _, d := range []time.Duration{300 * time.Microsecond, 5 * time.Millisecond} {
+		before := w.Counts()
+		target := time.Now().Add(d)
+		if got, ok := w.Wait(context.Background(), target); !ok || got.Before(target) {
+			t.Fatalf("wait %v: ok %v, returned %v early", d, ok, target.Sub(got))
+		}
+		c := w.Counts()
+		if c.Waits-before.Waits != 1 || c.FineWakes-before.FineWakes != 1 || c.TimerWakes != 0 {
+			t.Errorf("wait %v: counts went from %+v to %+v; want one wait woken once, by the precise timer", d, before, c)
+		}
+	}
+}
+
+// A context that ends interrupts a wait on the precise timer at once, however far the time is;
+// a later wait under another context is not interrupted by the first one's end.
+func TestWaiterInterruptsThePreciseTimer(t *testing.T) {
+	w := NewWaiter(nil)
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	began := time.Now()
+	if _, ok := w.Wait(ctx, began.Add(10*time.Second)); ok {
+		t.Fatal("a wait of 10s whose context ended after 20ms returned ok")
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("the interrupt took %v", took)
+	}
+	if _, ok := w.Wait(ctx, time.Now().Add(time.Second)); ok {
+		t.Error("a wait under an ended context returned ok")
+	}
+	next, stop := context.WithCancel(context.Background())
+	defer stop()
+	for _, d := range []time.Duration{time.Millisecond, 3 * time.Millisecond} {
+		target := time.Now().Add(d)
+		got, ok := w.Wait(next, target)
+		if !ok || got.Before(target) {
+			t.Errorf("wait %v under a live context after an interrupt: ok %v, %v early", d, ok, target.Sub(got))
+		}
+	}
+}

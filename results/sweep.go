@@ -68,6 +68,27 @@ type Sweep struct {
 	// NoiseFloor is the SLO percentile each driver measured at a low load before the first
 	// step: what the machine itself adds; nil when none was measured.
 	NoiseFloor []SweepFloor `json:"noise_floor,omitempty"`
+	// RoundTrip is the raw round trip to the server, measured before the noise floor; nil
+	// when none was (files from before it, a closed-loop sweep).
+	RoundTrip *SweepRoundTrip `json:"round_trip,omitempty"`
+}
+
+// SweepRoundTrip is the raw round trip to the server: requests (PING) sent one at a time by
+// lockbench itself on a connection of its own, back to back, with no lock, pacing or workers.
+// Beside the noise floor it says how much of the floor is the network's and the server's.
+// Latencies are in microseconds. It is a plain value.
+type SweepRoundTrip struct {
+	// Count is how many requests were answered, in DurationS seconds.
+	Count     int64   `json:"count"`
+	DurationS float64 `json:"duration_s"`
+	// LatencyUS is at the SLO's percentile.
+	LatencyUS float64 `json:"latency_us,omitempty"`
+	P50US     float64 `json:"p50_us,omitempty"`
+	P99US     float64 `json:"p99_us,omitempty"`
+	P999US    float64 `json:"p999_us,omitempty"`
+	MaxUS     float64 `json:"max_us,omitempty"`
+	// Error says why there is no round trip (the latencies are then 0); empty otherwise.
+	Error string `json:"error,omitempty"`
 }
 
 // SweepFloor is one driver's noise floor: the SLO percentile at a load so low that the

@@ -130,19 +130,35 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	return err
 }
 
-// writeFloor adds the noise floor and its warnings.
+// writeFloor adds the noise floor, the raw round trip beside it, and their warnings: each
+// driver's floor also as a multiple of the round trip at the same percentile, the share of the
+// floor that is the network's and the server's.
 func writeFloor(buf *bytes.Buffer, s *results.Sweep) {
-	if len(s.NoiseFloor) == 0 {
-		return
-	}
+	rt := s.RoundTrip
 	var parts []string
 	for _, f := range s.NoiseFloor {
 		if f.LatencyUS > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s %s", f.Driver, s.SLO.Name, fmtLatency(f.LatencyUS)))
+			p := fmt.Sprintf("%s %s %s", f.Driver, s.SLO.Name, fmtLatency(f.LatencyUS))
+			if rt != nil && rt.LatencyUS > 0 {
+				p += fmt.Sprintf(" (%.1f × the round trip)", f.LatencyUS/rt.LatencyUS)
+			}
+			parts = append(parts, p)
 		}
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(buf, "noise floor at %s/s: %s\n", fmtLoad(s.NoiseFloor[0].Load), strings.Join(parts, ", "))
+	}
+	switch {
+	case rt == nil:
+	case rt.Error != "":
+		fmt.Fprintf(buf, "warning: %s\n", rt.Error)
+	default:
+		own := ""
+		if p := s.SLO.Percentile; p != 50 && p != 99 && p != 99.9 {
+			own = fmt.Sprintf(", %s %s", s.SLO.Name, fmtLatency(rt.LatencyUS))
+		}
+		fmt.Fprintf(buf, "raw round trip (%d PINGs one at a time in %.1fs: the network and the server, the rest of the noise floor is lockbench's): p50 %s, p99 %s, p99.9 %s, max %s%s\n",
+			rt.Count, rt.DurationS, fmtLatency(rt.P50US), fmtLatency(rt.P99US), fmtLatency(rt.P999US), fmtLatency(rt.MaxUS), own)
 	}
 	for _, f := range s.NoiseFloor {
 		if f.Warning != "" {

@@ -119,6 +119,14 @@ type Options struct {
 	// before the first step: one run at FloorShare × the first rate, whose SLO percentile
 	// within 2 × of the limit draws a warning.
 	FloorShare float64
+	// Ping, if set, sends one request to the server the drivers use and returns once it is
+	// answered (Pinger.Ping). A sweep with a noise floor first times RoundTrips of them one at
+	// a time, within RoundTripTime (0: DefaultRoundTrips, DefaultRoundTripTime), and records
+	// the raw round trip beside the floor (results.Sweep.RoundTrip): how much of the floor the
+	// network and the server take.
+	Ping          func(ctx context.Context) error
+	RoundTrips    int
+	RoundTripTime time.Duration
 	// Step runs one round of a step: a full run (warm-up, measured phase, checker) of
 	// s.Driver at s.Load. An error wrapping drivers.ErrUnsupported skips the driver (no
 	// further steps); one wrapping ErrAbort ends the sweep; any other error fails the step, and
@@ -235,6 +243,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	}
 	defer sw.finish()
 
+	sw.roundTrip(ctx)
 	if err := sw.noiseFloor(ctx); err != nil {
 		return out, err
 	}

@@ -398,6 +398,7 @@ func TestWriteSummaryGolden(t *testing.T) {
 		SLO:              results.SweepSLO{Name: "p99", Percentile: 99, LimitUS: 2000},
 		SaturationMargin: 0.05, StopFactor: 4,
 		Rounds: 3, MaxRounds: 6, Confidence: 0.75, IntervalMethod: IntervalMethod, Precision: 0.05, BudgetS: 600,
+		RoundTrip: &results.SweepRoundTrip{Count: 5000, DurationS: 0.61, LatencyUS: 175, P50US: 98, P99US: 175, P999US: 590, MaxUS: 2100},
 		NoiseFloor: []results.SweepFloor{
 			{Driver: "lockcore", Load: 100, Run: 0, LatencyUS: 420},
 			{Driver: "naive", Load: 100, Run: 1, LatencyUS: 1150, Warning: "the noise floor (p99 1.15ms at 100/s) is at least 1/2 of the SLO's 2.00ms: the machine itself adds that much before Redis does any work, and the knee will not be stable; loosen the SLO or quiet the machine"},

@@ -72,6 +72,11 @@ type OpenStats struct {
 	Late int64
 	// Dropped counts slots that no worker was free to start before the phase ended.
 	Dropped int64
+	// Waits are what the workers' waits for their slots took (pacing.WaitCounts), and
+	// SpinTime the CPU time they spent polling the clock: the pacer's own cost, in counts
+	// that a loaded machine does not move as it moves times.
+	Waits    pacing.WaitCounts
+	SpinTime time.Duration
 }
 
 // NewPhase returns a phase for the loop; record chooses whether cycles are recorded.
@@ -131,9 +136,11 @@ func (l *OpenLoop) Run(ctx context.Context, p *Phase, d time.Duration) {
 		window = min(max(ended, 0), d) // an interrupt in the lead leaves no window
 	}
 	st := OpenStats{Window: window}
+	st.SpinTime, _ = spin.Spent()
 	for _, c := range counts {
 		st.Started += c.started
 		st.Late += c.late
+		st.Waits = st.Waits.Add(c.waits)
 		if c.unstarted >= 0 && c.unstarted < window {
 			st.Dropped++
 		}
@@ -149,7 +156,8 @@ type openCounts struct {
 	// unstarted is the offset of a slot the worker took late and could not start before the
 	// phase ended; -1 when none.
 	unstarted time.Duration
-	_         [40]byte
+	waits     pacing.WaitCounts
+	_         [8]byte
 }
 
 // work is one worker of Run: take the next slot, wait for its time, run the cycle in cctx, until
@@ -160,7 +168,10 @@ func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, spin 
 	// millisecond late, and that delay, counted from the intended start, would read as the
 	// lock's latency.
 	w := pacing.NewWaiter(spin)
-	defer w.Close()
+	defer func() {
+		c.waits = w.Counts()
+		w.Close()
+	}()
 	for {
 		at := sched.Next()
 		if at >= d {
