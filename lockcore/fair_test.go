@@ -78,7 +78,10 @@ func fairListen(t *testing.T, e *testEnv, channels ...string) <-chan rueidis.Pub
 	return msgs
 }
 
-func TestFairFIFO32Waiters(t *testing.T) { testFairFIFO32Waiters(t, newEnv(t)) }
+func TestFairFIFO32Waiters(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairFIFO32Waiters(t, newEnv(t))
+}
 
 // testFairFIFO32Waiters queues 32 waiters from four clients one at a time, so their order is
 // known, and checks that the lock goes to them in exactly that order.
@@ -228,7 +231,10 @@ func testFairReleaseWakesOnlyFirstWaiter(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFairGiveUpLeavesQueue(t *testing.T) { testFairGiveUpLeavesQueue(t, newEnv(t)) }
+func TestFairGiveUpLeavesQueue(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairGiveUpLeavesQueue(t, newEnv(t))
+}
 
 // testFairGiveUpLeavesQueue has one waiter run out of wait and one have its context cancelled:
 // each leaves the queue and the timeouts, the deadlines of those behind come one wait time
@@ -328,7 +334,10 @@ func testFairGiveUpLeavesQueue(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFairStaleWaiterDoesNotBlock(t *testing.T) { testFairStaleWaiterDoesNotBlock(t, newEnv(t)) }
+func TestFairStaleWaiterDoesNotBlock(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairStaleWaiterDoesNotBlock(t, newEnv(t))
+}
 
 // testFairStaleWaiterDoesNotBlock puts waiters that stopped retrying ahead of a live one: one
 // queued by hand, one whose client lost its connection while it waited. Each holds up the queue
@@ -427,7 +436,10 @@ func testFairStaleWaiterDoesNotBlock(t *testing.T, e *testEnv) {
 	})
 }
 
-func TestFairTryLockNoWaitNeverQueues(t *testing.T) { testFairTryLockNoWaitNeverQueues(t, newEnv(t)) }
+func TestFairTryLockNoWaitNeverQueues(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairTryLockNoWaitNeverQueues(t, newEnv(t))
+}
 
 func testFairTryLockNoWaitNeverQueues(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})
@@ -475,7 +487,10 @@ func testFairTryLockNoWaitNeverQueues(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFairUnlockByNonOwner(t *testing.T) { testFairUnlockByNonOwner(t, newEnv(t)) }
+func TestFairUnlockByNonOwner(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairUnlockByNonOwner(t, newEnv(t))
+}
 
 func testFairUnlockByNonOwner(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -516,7 +531,10 @@ func testFairUnlockByNonOwner(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFairWatchdogRenewsWhileHeld(t *testing.T) { testFairWatchdogRenewsWhileHeld(t, newEnv(t)) }
+func TestFairWatchdogRenewsWhileHeld(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairWatchdogRenewsWhileHeld(t, newEnv(t))
+}
 
 func testFairWatchdogRenewsWhileHeld(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{LeaseTime: 300 * time.Millisecond, RenewInterval: 100 * time.Millisecond})
@@ -545,7 +563,10 @@ func testFairWatchdogRenewsWhileHeld(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFairMutualExclusionAndReentry(t *testing.T) { testFairMutualExclusionAndReentry(t, newEnv(t)) }
+func TestFairMutualExclusionAndReentry(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFairMutualExclusionAndReentry(t, newEnv(t))
+}
 
 // testFairMutualExclusionAndReentry runs 16 goroutines on two clients through a fair lock with
 // nested holds, and checks no two hold it at once.

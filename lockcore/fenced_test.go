@@ -18,7 +18,10 @@ func dropTokens(t testing.TB, e *testEnv, locks ...*FencedMutex) {
 	}
 }
 
-func TestFencedTokensStrictlyIncrease(t *testing.T) { testFencedTokensStrictlyIncrease(t, newEnv(t)) }
+func TestFencedTokensStrictlyIncrease(t *testing.T) {
+	t.Parallel() // a server of its own; 10016 grants with no timing bound, so it can share the CPU
+	testFencedTokensStrictlyIncrease(t, newEnv(t))
+}
 
 // testFencedTokensStrictlyIncrease makes 32 goroutines on four clients take four fenced locks
 // 313 times each, 10016 grants, and checks per lock that the tokens, in grant order, strictly
@@ -98,7 +101,10 @@ func testFencedTokensStrictlyIncrease(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFencedReentryAndLayout(t *testing.T) { testFencedReentryAndLayout(t, newEnv(t)) }
+func TestFencedReentryAndLayout(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFencedReentryAndLayout(t, newEnv(t))
+}
 
 // testFencedReentryAndLayout checks Redisson's key layout and its reentrancy rule: a nested
 // grant takes a new, greater token.
@@ -164,7 +170,10 @@ func testFencedReentryAndLayout(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestFencedUnlockByNonOwner(t *testing.T) { testFencedUnlockByNonOwner(t, newEnv(t)) }
+func TestFencedUnlockByNonOwner(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testFencedUnlockByNonOwner(t, newEnv(t))
+}
 
 func testFencedUnlockByNonOwner(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})

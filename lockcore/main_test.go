@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/docker/dockertest"
+	"github.com/lockbench/lockbench/internal/testparallel"
 	"go.uber.org/goleak"
 )
 
@@ -27,7 +28,14 @@ var (
 // cluster client closes connections it dropped from its slot map 5 s after a refresh, in a
 // goroutine that outlives Close by design; that one is not ours to stop.
 // The Docker tests must also leave no container or network behind.
+//
+// The parallel tests run 4 at a time rather than go test's GOMAXPROCS (2 in CI): each brings its
+// own servers and spends most of its time waiting on leases, replicas, node timeouts and
+// topologies starting. The chaos tests, the neighbour bound, the partition and lost-reply faults
+// and the 64-goroutine exclusion tests are not parallel: CPU-bound or timed, they run first, alone.
+// Not 6: under a load of 19 a semantics suite's 64-goroutine case then ran into its 60 s deadline.
 func TestMain(m *testing.M) {
+	testparallel.Default(4)
 	masters, err := compose.StartMasters(context.Background(), compose.NativeOptions{}, 3)
 	if err != nil {
 		// The tests skip without redis-server (and fail in CI); the examples cannot skip.

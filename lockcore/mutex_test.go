@@ -66,7 +66,10 @@ func testMutualExclusion64Goroutines(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestReentrancyCounts(t *testing.T) { testReentrancyCounts(t, newEnv(t)) }
+func TestReentrancyCounts(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testReentrancyCounts(t, newEnv(t))
+}
 
 func testReentrancyCounts(t *testing.T, e *testEnv) {
 	c := e.client(t, Options{})
@@ -172,7 +175,10 @@ func TestRedissonKeyLayoutAndChannel(t *testing.T) {
 	}
 }
 
-func TestUnlockByNonOwner(t *testing.T) { testUnlockByNonOwner(t, newEnv(t)) }
+func TestUnlockByNonOwner(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testUnlockByNonOwner(t, newEnv(t))
+}
 
 func testUnlockByNonOwner(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -219,7 +225,10 @@ func testUnlockByNonOwner(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestLeaseExpiryFreesLock(t *testing.T) { testLeaseExpiryFreesLock(t, newEnv(t)) }
+func TestLeaseExpiryFreesLock(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testLeaseExpiryFreesLock(t, newEnv(t))
+}
 
 func testLeaseExpiryFreesLock(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -305,7 +314,10 @@ func TestWatchdogStopsWhenLockIsGone(t *testing.T) {
 	}
 }
 
-func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) { testWaiterWokenByPubSubBeforeTTL(t, newEnv(t)) }
+func TestWaiterWokenByPubSubBeforeTTL(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testWaiterWokenByPubSubBeforeTTL(t, newEnv(t))
+}
 
 func testWaiterWokenByPubSubBeforeTTL(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{}) // 30 s lease: only the unlock message can wake the waiter in time

@@ -87,6 +87,7 @@ func (r *redEnv) held(t *testing.T, name string, idx ...int) int {
 }
 
 func TestRedLockQuorumWithTwoOfFiveDown(t *testing.T) {
+	t.Parallel() // masters of its own; mostly waiting on dead and stalled ones
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
 	rl := NewRedLock(r.clients, "red", RedLockOptions{})
@@ -144,6 +145,7 @@ func TestRedLockQuorumWithTwoOfFiveDown(t *testing.T) {
 }
 
 func TestRedLockNoQuorumWithThreeOfFiveDown(t *testing.T) {
+	t.Parallel() // masters of its own; mostly waiting on dead and stalled ones
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
 	rl := NewRedLock(r.clients, "red", RedLockOptions{})
@@ -176,6 +178,7 @@ func TestRedLockNoQuorumWithThreeOfFiveDown(t *testing.T) {
 }
 
 func TestRedLockFailedAttemptReleasesEverywhere(t *testing.T) {
+	t.Parallel() // masters of its own; mostly waiting on dead and stalled ones
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 20*time.Second)
 	rl := NewRedLock(r.clients, "red", RedLockOptions{})
@@ -215,6 +218,7 @@ func TestRedLockFailedAttemptReleasesEverywhere(t *testing.T) {
 
 // A stalled master (SIGSTOP) must cost an attempt no more than the node timeout.
 func TestRedLockStalledMasterCostsBoundedTime(t *testing.T) {
+	t.Parallel() // masters of its own; mostly waiting on dead and stalled ones
 	r := newRedEnv(t, 5)
 	ctx := ctxT(t, 30*time.Second)
 	rl := NewRedLock(r.clients, "red", RedLockOptions{NodeTimeout: 300 * time.Millisecond})

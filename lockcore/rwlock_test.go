@@ -87,7 +87,10 @@ func testRWExclusion64Goroutines(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWWriteUnlockWakesAllReaders(t *testing.T) { testRWWriteUnlockWakesAllReaders(t, newEnv(t)) }
+func TestRWWriteUnlockWakesAllReaders(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWWriteUnlockWakesAllReaders(t, newEnv(t))
+}
 
 // testRWWriteUnlockWakesAllReaders parks readers of two clients behind a writer whose lease is
 // 30 s: only the write release's "1" can let them all in quickly.
@@ -160,7 +163,10 @@ func testRWWriteUnlockWakesAllReaders(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWCrashedReaderDoesNotPin(t *testing.T) { testRWCrashedReaderDoesNotPin(t, newEnv(t)) }
+func TestRWCrashedReaderDoesNotPin(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWCrashedReaderDoesNotPin(t, newEnv(t))
+}
 
 func testRWCrashedReaderDoesNotPin(t *testing.T, e *testEnv) {
 	ctx := ctxT(t, 20*time.Second)
@@ -218,7 +224,10 @@ func testRWCrashedReaderDoesNotPin(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWDowngrade(t *testing.T) { testRWDowngrade(t, newEnv(t)) }
+func TestRWDowngrade(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWDowngrade(t, newEnv(t))
+}
 
 func testRWDowngrade(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -256,7 +265,10 @@ func testRWDowngrade(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWUpgradeRefused(t *testing.T) { testRWUpgradeRefused(t, newEnv(t)) }
+func TestRWUpgradeRefused(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWUpgradeRefused(t, newEnv(t))
+}
 
 func testRWUpgradeRefused(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -306,7 +318,10 @@ func testRWUpgradeRefused(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWUnlockByNonOwner(t *testing.T) { testRWUnlockByNonOwner(t, newEnv(t)) }
+func TestRWUnlockByNonOwner(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWUnlockByNonOwner(t, newEnv(t))
+}
 
 func testRWUnlockByNonOwner(t *testing.T, e *testEnv) {
 	a := e.client(t, Options{})
@@ -373,7 +388,10 @@ func testRWUnlockByNonOwner(t *testing.T, e *testEnv) {
 	e.assertNoKeys(t)
 }
 
-func TestRWRedissonLayout(t *testing.T) { testRWRedissonLayout(t, newEnv(t)) }
+func TestRWRedissonLayout(t *testing.T) {
+	t.Parallel() // a server of its own; mostly waiting on leases and wake-ups
+	testRWRedissonLayout(t, newEnv(t))
+}
 
 // testRWRedissonLayout checks the keys, fields and messages a Redisson client reads and writes.
 func testRWRedissonLayout(t *testing.T, e *testEnv) {

@@ -34,6 +34,7 @@ func (f *flipOnNoScript) DoMulti(ctx context.Context, multi ...rueidis.Completed
 // would see such a master), for one call (execScript) and for a batch (execScriptsSynced): both
 // must run the body, unwaited, as when the master had no replicas from the start.
 func TestSyncedNoScriptOnMasterWithoutReplicas(t *testing.T) {
+	t.Parallel() // a replica pair of its own; mostly waiting on the replica and WAIT timeouts
 	r := newReplicated(t)
 	ctx := t.Context()
 	set := newScript(`return redis.call('set', KEYS[1], ARGV[1])`)

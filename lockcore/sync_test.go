@@ -104,6 +104,7 @@ func (r *replicaPair) onReplicaExists(t *testing.T, key string) bool {
 // returns, and WAIT goes out once per pipeline, not once per script: the server counts no more
 // WAITs than script calls, and fewer than the lock and unlock operations those calls carried.
 func TestSyncedGrantsOneWaitPerBatch(t *testing.T) {
+	t.Parallel() // a replica pair of its own; mostly waiting on the replica and WAIT timeouts
 	r := newReplicated(t)
 	c := r.client(t, Options{})
 	if mode, n := c.Sync("any"); mode != SyncWait || n != 1 {
@@ -202,6 +203,7 @@ func TestSyncedGrantsOneWaitPerBatch(t *testing.T) {
 // fails with ErrNotSynced and its field is cleaned up; after the replica resumes, grants succeed
 // again and the fenced token is above every token the counter ever reached.
 func TestSyncShortfall(t *testing.T) {
+	t.Parallel() // a replica pair of its own; mostly waiting on the replica and WAIT timeouts
 	r := newReplicated(t)
 	const timeout = 100 * time.Millisecond
 	c := r.client(t, Options{SyncTimeout: timeout, LeaseTime: 1200 * time.Millisecond})
@@ -407,6 +409,7 @@ func released(t *testing.T, err error) {
 // TestSyncOffSendsNoWait checks the opt-out: with SyncOff, no WAIT reaches a master that has a
 // replica; and that a master without replicas is not waited for in the default mode.
 func TestSyncOffSendsNoWait(t *testing.T) {
+	t.Parallel() // a replica pair of its own; mostly waiting on the replica and WAIT timeouts
 	r := newReplicated(t)
 	alone := newEnv(t)
 	ctx := context.Background()
@@ -448,6 +451,7 @@ func TestSyncOffSendsNoWait(t *testing.T) {
 // confirm it. The Client keeps waiting for the replica the master had, so the grant falls short
 // and is refused.
 func TestSyncMasterLeftBehind(t *testing.T) {
+	t.Parallel() // a replica pair of its own; mostly waiting on the replica and WAIT timeouts
 	r := newReplicated(t)
 	c := r.client(t, Options{SyncTimeout: 100 * time.Millisecond, SyncRefresh: 50 * time.Millisecond})
 	ctx := t.Context()
