@@ -29,8 +29,11 @@ const (
 // with its own clients.
 const MaxProcs = 256
 
-// DefaultOut is the directory a worker writes its result file in when it has no Output.
-const DefaultOut = "results"
+// DefaultOut is the directory run, sweep and a worker write their result files in when they
+// are given no other (--out), relative to the working directory: the user's, or /data in the
+// lockbench image. It is not "results", which in a clone of lockbench is the Go package of that
+// name: a run started from the repository's root would write into the source tree.
+const DefaultOut = "lockbench-results"
 
 // WorkerSpec is one generator process of a run made by several: the run's settings for one
 // driver, the process's place in the run, and where it hands its result back. It is a plain

@@ -90,6 +90,11 @@ type Report struct {
 	// OnlyBase and OnlyNew name the groups found on one side only; they are not compared.
 	OnlyBase []string `json:"only_base,omitempty"`
 	OnlyNew  []string `json:"only_new,omitempty"`
+	// BaseLabels and NewLabels are the labels the files of each side carry (results.File.Label,
+	// lockbench run --label), each once, in file order; a file without one adds none. Empty
+	// when no file of the side has one.
+	BaseLabels []string `json:"base_labels,omitempty"`
+	NewLabels  []string `json:"new_labels,omitempty"`
 	// Warnings are differences between the sides that may explain a change (hosts, Redis
 	// versions and settings, topologies, CPU placement, lockbench builds, driver settings,
 	// the values of ignored case fields, incomplete runs).
@@ -185,7 +190,8 @@ func Compare(base, new []*results.File, opts Options) (*Report, error) {
 	}
 	baseGroups := results.GroupRunsIgnoring(allRuns(base), opts.Ignore)
 	newGroups := results.GroupRunsIgnoring(allRuns(new), opts.Ignore)
-	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, AllowInconclusive: opts.AllowInconclusive, Gate: opts.Gate, Ignore: opts.Ignore, Warnings: warnings(base, new, opts.Ignore)}
+	rep := &Report{Alpha: opts.Alpha, Strict: opts.Strict, AllowInconclusive: opts.AllowInconclusive, Gate: opts.Gate, Ignore: opts.Ignore,
+		BaseLabels: fileLabels(base), NewLabels: fileLabels(new), Warnings: warnings(base, new, opts.Ignore)}
 	key := func(g *results.Group) string { return g.Case().Without(opts.Ignore...).String() + "\x00" + g.Driver() }
 	name := func(g *results.Group) string { return name(g, opts.Ignore) }
 

@@ -145,6 +145,9 @@ func (row *Row) verdictCell(upper bool) string {
 func (r *Report) WriteText(w io.Writer) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "lockbench compare: %s\n", r.headline())
+	if l := r.labelsLine(); l != "" {
+		fmt.Fprintln(&buf, l)
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&buf, "warning: %s\n", wn)
 	}
@@ -200,6 +203,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		mark = "❌"
 	}
 	fmt.Fprintf(&buf, "### %s lockbench compare: %s\n\n", mark, mdEscape(r.headline()))
+	if l := r.labelsLine(); l != "" {
+		fmt.Fprintf(&buf, "%s\n\n", mdEscape(l))
+	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&buf, "> ⚠️ %s\n", mdEscape(wn))
 	}

@@ -75,6 +75,7 @@ func warnings(base, new []*results.File, ignore []string) []string {
 			return strings.Join(vals, ", ")
 		})
 	}
+	out = append(out, labelWarnings(base, new)...)
 	for _, side := range []struct {
 		name  string
 		files []*results.File

@@ -59,6 +59,16 @@ func BuildCompare(base, new []*results.File, cmp *compare.Report, opts Options) 
 	}
 	r.compare = newCompareView(cmp)
 	var notes []string
+	if len(cmp.BaseLabels) > 0 || len(cmp.NewLabels) > 0 {
+		// The files' own labels (run --label): the page draws the sides as BASE and NEW.
+		side := func(labels []string) string {
+			if len(labels) == 0 {
+				return "no label"
+			}
+			return "labelled " + strings.Join(labels, " + ")
+		}
+		notes = append(notes, fmt.Sprintf("BASE: files %s; NEW: files %s.", side(cmp.BaseLabels), side(cmp.NewLabels)))
+	}
 	for _, w := range cmp.Warnings {
 		notes = append(notes, "Warning: "+w)
 	}

@@ -212,12 +212,19 @@ func (r *Report) sweepID(sv *sweepView, base string) string {
 	return base
 }
 
-// defaultLabels returns each source's set: its label, else a short name of its own made from
-// its Name (ShortLabels), else its place ("#2"). Sources of one Label are one set.
+// defaultLabels returns each source's set: its label, else its file's (results.File.Label),
+// else a short name of its own made from its Name (ShortLabels), else its place ("#2").
+// Sources of one label are one set.
 func defaultLabels(sources []Source) []string {
+	label := func(s Source) string {
+		if s.Label == "" && s.File != nil {
+			return s.File.Label
+		}
+		return s.Label
+	}
 	var named []string
 	for _, s := range sources {
-		if s.Label == "" && s.Name != "" {
+		if label(s) == "" && s.Name != "" {
 			named = append(named, s.Name)
 		}
 	}
@@ -226,8 +233,8 @@ func defaultLabels(sources []Source) []string {
 	k := 0
 	for i, s := range sources {
 		switch {
-		case s.Label != "":
-			out[i] = s.Label
+		case label(s) != "":
+			out[i] = label(s)
 		case s.Name != "":
 			out[i] = short[k]
 			k++
@@ -242,7 +249,7 @@ func defaultLabels(sources []Source) []string {
 		count[l]++
 	}
 	for i, s := range sources {
-		if s.Label == "" && count[out[i]] > 1 {
+		if label(s) == "" && count[out[i]] > 1 {
 			out[i] += " #" + strconv.Itoa(i+1)
 		}
 	}

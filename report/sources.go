@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,17 +53,14 @@ func Write(dir string, sources []Source, opts Options) ([]string, error) {
 	return rep.WriteFiles(dir)
 }
 
-// labelName is what ParseSpec takes for a label: a letter or digit, then letters, digits and
-// ". _ + -" ("BASE", "v1.2", "rc-2"), so that a path with "=" in it is not taken for one.
-var labelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,39}$`)
-
 // ParseSpec splits a FILE argument of lockbench report, "NAME=PATH" or "PATH", into the label
 // NAME ("" when there is none) and the path. An argument is a label only when NAME is a
-// label name (see labelName) and the whole argument is not an existing file, so that
+// label a result file may carry (results.CheckLabel: "BASE", "v1.2", "rc-2", never with "=" or
+// "/") and the whole argument is not an existing file, so that
 // "BASE=base/" is labelled and "./a=b.json" is a path. It is safe for concurrent use.
 func ParseSpec(arg string) (label, path string) {
 	name, rest, ok := strings.Cut(arg, "=")
-	if !ok || !labelName.MatchString(name) || rest == "" {
+	if !ok || results.CheckLabel(name) != nil || rest == "" {
 		return "", arg
 	}
 	if _, err := os.Stat(arg); err == nil {
@@ -76,8 +72,9 @@ func ParseSpec(arg string) (label, path string) {
 // ReadSpecs reads the result files of FILE arguments ("NAME=PATH" or "PATH", see ParseSpec;
 // --label NAME=PATH values are the same): a PATH that is a directory stands for every *.json
 // file directly inside it, in name order, as in lockbench compare. The files of one label
-// are one set in the report (their runs pool); an unlabelled PATH is a set of its own,
-// labelled with the shortest part of its path that tells it apart from the others
+// are one set in the report (their runs pool). A file of an unlabelled PATH is labelled by its
+// own label (results.File.Label, lockbench run --label) when it has one, else the PATH is a set
+// of its own, labelled with the shortest part of its path that tells it apart from the others
 // (ShortLabels). It stops at the first file that cannot be read, with results.ReadFile's
 // error. It is safe for concurrent use.
 func ReadSpecs(specs []string) ([]Source, error) {
@@ -96,7 +93,8 @@ func ReadSpecs(specs []string) ([]Source, error) {
 	var paths []string
 	k := 0
 	for _, e := range entries {
-		if e.label == "" {
+		given := e.label != ""
+		if !given {
 			e.label = short[k]
 			k++
 		}
@@ -113,7 +111,11 @@ func ReadSpecs(specs []string) ([]Source, error) {
 			if err != nil {
 				return nil, err
 			}
-			sources = append(sources, Source{Label: e.label, File: f})
+			label := e.label
+			if !given && f.Label != "" {
+				label = f.Label
+			}
+			sources = append(sources, Source{Label: label, File: f})
 			paths = append(paths, p)
 		}
 	}

@@ -192,6 +192,7 @@ func configRows(s Source) []row {
 		}
 	}
 	add("file", s.Name)
+	add("label", f.Label) // the file's own (run --label), whatever set the page drew it in
 	if !f.CreatedAt.IsZero() {
 		add("created", f.CreatedAt.UTC().Format(time.RFC3339))
 	}

@@ -29,6 +29,10 @@ type File struct {
 	Tool      string    `json:"tool"`
 	Version   string    `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
+	// Label names the file's runs for people comparing files (lockbench run --label: "BASE",
+	// "v1.3"): compare shows each side's, and a report draws the runs under it unless told
+	// otherwise. "" when none was given, and in files from before labels; see CheckLabel.
+	Label string `json:"label,omitempty"`
 	// Command is the command line of the run (os.Args).
 	Command      []string `json:"command,omitempty"`
 	Host         Host     `json:"host"`
@@ -280,6 +284,11 @@ func Decode(r io.Reader) (*File, error) {
 	var f File
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, badResult("%v", err)
+	}
+	if f.Label != "" {
+		if err := CheckLabel(f.Label); err != nil {
+			return nil, badResult("%v", err)
+		}
 	}
 	for i := range f.Runs {
 		if _, _, _, err := f.Runs[i].Histograms.Decode(); err != nil {

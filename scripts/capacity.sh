@@ -8,7 +8,7 @@
 # driven to saturation in a closed loop with two generator processes; the saturated throughput
 # is compared with the projection. About 4 minutes; run it on an otherwise idle machine.
 #
-#   bash scripts/capacity.sh                       # result files in results/capacity
+#   bash scripts/capacity.sh                       # result files in lockbench-results/capacity
 #   LOCKBENCH_CAPACITY_OUT=/tmp/c LOCKBENCH_CAPACITY_DURATION=2s bash scripts/capacity.sh
 set -euo pipefail
 
@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v jq >/dev/null || { echo "capacity.sh needs jq (apt-get install jq)" >&2; exit 2; }
 
-out=${LOCKBENCH_CAPACITY_OUT:-results/capacity}
+out=${LOCKBENCH_CAPACITY_OUT:-lockbench-results/capacity}
 rm -rf "$out"
 mkdir -p "$out"
 

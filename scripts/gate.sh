@@ -33,14 +33,14 @@
 #
 # Exit codes are lockbench run's: 3 when a threshold fails, 1 on errors or violations.
 #
-#   bash scripts/gate.sh                 # results in results/gate
+#   bash scripts/gate.sh                 # results in lockbench-results/gate
 #   LOCKBENCH_GATE_OUT=/tmp/g bash scripts/gate.sh
 set -euo pipefail
 
 # The repository's root, Go on PATH, bin/lockbench built.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-out=${LOCKBENCH_GATE_OUT:-results/gate}
+out=${LOCKBENCH_GATE_OUT:-lockbench-results/gate}
 
 echo "==> performance gate: lockcore vs naive and redisson, 5 interleaved rounds of 2 s" >&2
 bin/lockbench run --pin auto \

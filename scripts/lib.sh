@@ -2,7 +2,7 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #
-# It moves to the repository's root (so bin/ and results/ land there wherever the script was
+# It moves to the repository's root (so bin/ and lockbench-results/ land there wherever the script was
 # started), puts Go on PATH where install-deps.sh left it, and builds bin/lockbench from this tree,
 # so a script never runs a stale binary. Errors end the sourcing script (set -euo pipefail).
 set -euo pipefail

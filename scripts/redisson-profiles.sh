@@ -14,7 +14,7 @@
 #
 # Measure on a quiet machine: each run is bounded (--duration per round, --repeat rounds).
 #
-#   bash scripts/redisson-profiles.sh                      # everything, results in results/redisson
+#   bash scripts/redisson-profiles.sh                      # everything, results in lockbench-results/redisson
 #   bash scripts/redisson-profiles.sh single hot           # one topology, one load
 #   LOCKBENCH_REDISSON_OUT=/tmp/r REPEAT=5 bash scripts/redisson-profiles.sh
 #   PROVIDER=docker bash scripts/redisson-profiles.sh       # the servers in containers of
@@ -24,7 +24,7 @@ set -euo pipefail
 # The repository's root, Go on PATH, bin/lockbench built.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-out=${LOCKBENCH_REDISSON_OUT:-results/redisson}
+out=${LOCKBENCH_REDISSON_OUT:-lockbench-results/redisson}
 repeat=${REPEAT:-3}
 topologies=${1:-single sentinel cluster}
 loads=${2:-w1 hot waiting}

@@ -7,7 +7,7 @@
 # stalled process, so that the cell shows nothing about it. The partition column needs a Docker engine and the local Redis image
 # (lockbench image build); without one it is skipped. About 4 minutes on a 2-core machine.
 #
-#   bash scripts/safety-matrix.sh                        # every column; results in results/safety
+#   bash scripts/safety-matrix.sh                        # every column; results in lockbench-results/safety
 #   bash scripts/safety-matrix.sh stall-over-lease       # one column
 #   LOCKBENCH_SAFETY_OUT=/tmp/s bash scripts/safety-matrix.sh
 set -euo pipefail
@@ -16,7 +16,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v jq >/dev/null || { echo "safety-matrix.sh needs jq (apt-get install jq)" >&2; exit 2; }
 
-out=${LOCKBENCH_SAFETY_OUT:-results/safety}
+out=${LOCKBENCH_SAFETY_OUT:-lockbench-results/safety}
 if [ $# -gt 0 ]; then
 	scenarios=("$@")
 else

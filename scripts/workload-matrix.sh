@@ -6,14 +6,14 @@
 # non-zero at the first run that fails. The "Every workload on every topology" table of docs/workloads.md is
 # from it.
 #
-#   bash scripts/workload-matrix.sh               # result files in results/matrix
+#   bash scripts/workload-matrix.sh               # result files in lockbench-results/matrix
 #   LOCKBENCH_MATRIX_OUT=/tmp/m bash scripts/workload-matrix.sh
 set -euo pipefail
 
 # The repository's root, Go on PATH, bin/lockbench built.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-out=${LOCKBENCH_MATRIX_OUT:-results/matrix}
+out=${LOCKBENCH_MATRIX_OUT:-lockbench-results/matrix}
 
 drivers=lockcore,lockcore-fair,lockcore-fenced,redisson,redisson-fair,redisson-fenced,redisson-spin,naive,redislock,redsync,rueidislock
 for topology in single sentinel cluster; do

@@ -18,8 +18,8 @@ them again, e.g. from results copied off a CI machine. Runs from before timeline
 The paths written are printed on stdout.
 
 Examples:
-  lockbench export results/lockbench-20261121T091553Z-contention.json
-  lockbench export --out /tmp/hdr results/*.json
+  lockbench export lockbench-results/lockbench-20261121T091553Z-contention.json
+  lockbench export --out /tmp/hdr lockbench-results/*.json
 
 Exit codes: 0 written, 1 a file could not be written, 2 bad input (missing file, not a result).
 `

@@ -50,5 +50,6 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 		file.Cleanup = cleanup
 	}
 	file.Placement = f.pin.placement
+	file.Label = f.label.name
 	return tgt, file, exitOK
 }

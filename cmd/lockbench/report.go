@@ -26,11 +26,11 @@ and files with skipped drivers are drawn with what they hold. The paths written 
 stdout.
 
 Examples:
-  lockbench report -o report results/lockbench-20261121T091553Z-contention.json
+  lockbench report -o lockbench-results/report lockbench-results/lockbench-20261121T091553Z-contention.json
   lockbench report -o /tmp/compare base/*.json new/*.json
-  lockbench report -o /tmp/versions --label v1.2=results/v1.2/ --label v1.3=results/v1.3/
-  lockbench run --driver lockcore,naive --repeat 5 --report report
-  lockbench sweep --driver lockcore,naive --rate-from 2000 --rate-to 200000 --slo p99=2ms --report report
+  lockbench report -o /tmp/versions --label v1.2=lockbench-results/v1.2/ --label v1.3=lockbench-results/v1.3/
+  lockbench run --driver lockcore,naive --repeat 5 --report lockbench-results/report
+  lockbench sweep --driver lockcore,naive --rate-from 2000 --rate-to 200000 --slo p99=2ms --report lockbench-results/report
 
 Exit codes: 0 written, 1 a file could not be written, 2 bad input (no -o, DIR not writable, a
 FILE missing, not a lockbench result or of a newer schema).

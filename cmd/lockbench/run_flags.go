@@ -43,6 +43,7 @@ type runFlags struct {
 	referee    refereeFlags   // --referee (run_referee.go)
 	resource   resourceFlags  // --resource (run_resource.go)
 	keyspace   keyspaceFlags  // --clean-existing (run_keyspace.go)
+	label      labelFlag      // --label (run_label.go)
 	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
 	flagsOnly bool
 	scenario  string // --scenario (run_scenario.go)

@@ -65,7 +65,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
 	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: before, between and after runs it deletes only the keys of its own shapes for --key-prefix (SCAN on every master, each key checked against the exact shapes), and a run refuses to start over such keys already there (see --clean-existing)")
 	f.conn.add(fs)
-	fs.StringVar(&f.out, "out", "results", "directory for result files")
+	fs.StringVar(&f.out, "out", bench.DefaultOut, "directory for result files, relative to the working directory")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
 	fs.StringVar(&f.report, "report", "", "also draw the results as an HTML page and PNG charts in this directory (see 'lockbench report --help')")
 	fs.BoolVar(&f.benchfmt, "benchfmt", false, "also print Go benchmark format lines (for benchstat) on stdout")
@@ -80,6 +80,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	}
 	f.net.add(fs)
 	f.keyspace.add(fs, c.name)
+	f.label.add(fs, c.name)
 	if c.name == cmdRun {
 		f.gens.add(fs)
 		addFaultFlags(fs, &f.faultFlags)
@@ -256,7 +257,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 	checks = append(checks, func() string { return f.metrics.check(fs, command, f.fleet.procs) })
 	if command == cmdRun || command == cmdSweep {
 		checks = append(checks, func() string { return f.abort.check(fs, command, f.thresholds, f.fleet.procs) },
-			func() string { return f.pin.check(fs, f.spec, attached) })
+			func() string { return f.pin.check(fs, f.spec, attached) }, f.label.check)
 	}
 	for _, check := range checks {
 		if msg := check(); msg != "" {

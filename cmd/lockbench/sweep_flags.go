@@ -95,10 +95,11 @@ func (s *sweepFlags) check(fs *pflag.FlagSet, f *runFlags) error {
 		}
 		s.gates = append(s.gates, th)
 	}
-	for _, name := range []string{"repeat", "baseline"} {
-		if fs.Changed(name) {
-			return fmt.Errorf("--%s is for lockbench run; a sweep runs each step once and judges it by --slo", name)
-		}
+	if fs.Changed("repeat") {
+		return errors.New("--repeat is for lockbench run; a sweep repeats each step with --rounds (and --max-rounds for an uncertain one)")
+	}
+	if fs.Changed("baseline") {
+		return errors.New("--baseline is for lockbench run's ratios; a sweep judges each driver by --slo, and gates on a ratio of knees with --threshold 'A/B knee>=X'")
 	}
 	if changed(fs, "rate") {
 		return errors.New("--rate is one run's rate; a sweep takes its rates from --rates or --rate-from/--rate-to/--steps")
