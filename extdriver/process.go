@@ -2,6 +2,7 @@ package extdriver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,6 +110,11 @@ type Adapter struct {
 	quit    chan struct{}
 	exited  chan struct{} // closed when the process has been waited for
 	waitErr error
+
+	// hold is set while the reader hands out a batch of replies: the requests their callers send
+	// meanwhile are queued, not written, and the reader writes them all at once when the batch
+	// is done (one write rather than one per caller woken).
+	hold atomic.Bool
 
 	next    atomic.Uint64
 	mu      sync.Mutex
@@ -319,6 +325,15 @@ func (a *Adapter) Err() error {
 func (a *Adapter) read(r *bufio.Reader) {
 	var err error
 	for {
+		if hasLine(r) {
+			a.hold.Store(true)
+		} else { // about to wait for the adapter: send what the batch's callers queued
+			a.hold.Store(false)
+			if werr := a.out.Flush(); werr != nil {
+				a.fail(fmt.Errorf("writing to its stdin: %v", werr))
+				return
+			}
+		}
 		var line []byte
 		if line, err = readLine(r); err != nil {
 			break
@@ -454,11 +469,28 @@ func (a *Adapter) send(op, owner, name string, waitMS int64, names []string, tim
 		b = append(append(b, ' '), n...)
 	}
 	b = append(b, '\n')
-	if err := a.out.End(b, true); err != nil {
+	err := a.out.End(b, !a.hold.Load())
+	if err == nil && !a.hold.Load() {
+		// The reader may have flushed between End and here, having set hold before this load
+		// saw it: then nobody would write the line. Loaded after End, hold false means the
+		// reader's flush is yet to come or this goroutine writes.
+		err = a.out.Flush()
+	}
+	if err != nil {
 		a.fail(fmt.Errorf("writing to its stdin: %v", err))
 		return 0, nil, a.err
 	}
 	return id, c, nil
+}
+
+// hasLine reports whether r holds a whole line already, so that reading it will not block.
+func hasLine(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n == 0 {
+		return false
+	}
+	p, _ := r.Peek(n)
+	return bytes.IndexByte(p, '\n') >= 0
 }
 
 // ErrNoReply is wrapped when a release or a cancelled acquire got no reply within ReplyTimeout.
