@@ -11,36 +11,90 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/extdriver"
+	"github.com/lockbench/lockbench/extdriver/adapter"
 )
 
-// BenchmarkNullAdapter is one acquire and one release through the protocol to the null adapter
-// (this test binary), with as many operations in flight as RunParallel's goroutines: the
-// protocol's cost per cycle, which lockbench reports beside external drivers as exec:null.
-func BenchmarkNullAdapter(b *testing.B) {
-	ctx := context.Background()
-	a, err := extdriver.Start(ctx, selfOptions(""))
+// attachMemory runs adapter.Serve over the null adapter's lock (adapter.Memory) in this process,
+// on two OS pipes as a child's stdin and stdout would be, and attaches lockbench's side to it:
+// the protocol's cost without a second process's scheduling.
+func attachMemory(tb testing.TB) *extdriver.Adapter {
+	tb.Helper()
+	inR, inW, err := os.Pipe()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer a.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := adapter.Serve(inR, outW, adapter.NewMemory(0))
+		outW.Close()
+		inR.Close()
+		done <- err
+	}()
+	a, err := extdriver.Attach(context.Background(), extdriver.Options{Name: "in-process", Argv: []string{"in-process"}},
+		inW, outR, func() error { return <-done })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			tb.Error(err)
+		}
+		outR.Close()
+	})
+	return a
+}
+
+// BenchmarkProtocol is one acquire and one release of an owner's own lock through the protocol
+// to the null adapter's lock: ns/op and allocs/op are per cycle (two requests), ops/s counts
+// requests. "process" is the null adapter as a child process (this test binary), as lockbench
+// runs it; "in-process" is adapter.Serve on two pipes in this process. inflight=N has N
+// owners with a request in flight at once (a run's --concurrency); 1 is the round trip.
+func BenchmarkProtocol(b *testing.B) {
+	for _, inflight := range []int{1, 64} {
+		b.Run("process/inflight="+strconv.Itoa(inflight), func(b *testing.B) {
+			a := start(b, selfOptions(""))
+			benchCycles(b, a, inflight)
+		})
+		b.Run("in-process/inflight="+strconv.Itoa(inflight), func(b *testing.B) {
+			benchCycles(b, attachMemory(b), inflight)
+		})
+	}
+}
+
+func benchCycles(b *testing.B, a *extdriver.Adapter, inflight int) {
+	ctx := context.Background()
 	var owners atomic.Int64
 	b.ReportAllocs()
-	b.SetParallelism(32) // many operations in flight, as in a run
-	b.RunParallel(func(pb *testing.PB) {
-		owner := "o" + strconv.FormatInt(owners.Add(1), 10)
-		for pb.Next() {
-			if ok, err := a.Acquire(ctx, owner, owner, -1); !ok || err != nil {
-				b.Error(ok, err)
-				return
+	b.ResetTimer()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := "o" + strconv.FormatInt(owners.Add(1), 10)
+			for next.Add(1) <= int64(b.N) {
+				if ok, err := a.Acquire(ctx, owner, owner, -1); !ok || err != nil {
+					b.Error(ok, err)
+					return
+				}
+				if err := a.Release(owner, owner); err != nil {
+					b.Error(err)
+					return
+				}
 			}
-			if err := a.Release(owner, owner); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(2*b.N)/time.Since(t0).Seconds(), "ops/s")
 }
 
 // BenchmarkTransport compares the two transports the protocol could use, pipes (stdin/stdout)

@@ -21,6 +21,9 @@ const (
 	RuleNonOwner    = "non-owner-release" // a release by an owner that does not hold the lock is notowner, and the holder keeps it
 	RuleWaitTimeout = "wait-timeout"      // an acquire of a held lock answers timeout once its wait has passed, not before
 	RuleReentrant   = "reentrant"         // (when claimed) the holder takes the lock again, and it stays held until the last release
+	RuleRW          = "rw"                // (when claimed) readers share, a writer excludes readers and writers, non-owner read releases are notowner
+	RuleMulti       = "multi"             // (when claimed) all or nothing: a multi-lock overlapping a held one takes none of its names
+	RuleFenced      = "fenced"            // (when claimed) every grant's token is greater than the earlier grants' of the lock
 	RuleLeaseExpiry = "lease-expiry"      // a grant not released ends with its lease: a waiter gets the lock, the late release is notowner
 	RuleShutdown    = "shutdown"          // exits 0, soon, once its stdin closes
 )
@@ -142,6 +145,15 @@ func (c *checker) run(ctx context.Context) []Failure {
 	if a.Kinds().Has(drivers.KindReentrant) {
 		c.report(RuleReentrant, c.reentrant(ctx, a))
 	}
+	if a.Kinds().Has(drivers.KindRW) {
+		c.report(RuleRW, c.rw(ctx, a))
+	}
+	if a.Kinds().Has(drivers.KindMulti) {
+		c.report(RuleMulti, c.multi(ctx, a))
+	}
+	if a.Kinds().Has(drivers.KindFenced) {
+		c.report(RuleFenced, c.fenced(ctx, a))
+	}
 	var shut *Failure
 	if err := a.Close(); err != nil {
 		shut = &Failure{Op: "close stdin", Detail: err.Error()}
@@ -160,11 +172,14 @@ func (c *checker) run(ctx context.Context) []Failure {
 
 func op(verb, owner, name string, wait time.Duration) string {
 	s := verb + " owner=" + owner + " lock=" + name
-	if verb == OpAcquire {
+	if wait >= -1 {
 		s += " wait=" + waitText(wait)
 	}
 	return s
 }
+
+// noWait marks an op without a wait (a release) for op.
+const noWait = -2
 
 func waitText(d time.Duration) string {
 	if d < 0 {
@@ -175,32 +190,127 @@ func waitText(d time.Duration) string {
 
 // acquire is one acquire that must end as want ("ok" or "timeout").
 func (c *checker) acquire(ctx context.Context, a *Adapter, owner, name string, wait time.Duration, want string) *Failure {
-	ok, err := a.Acquire(ctx, owner, name, wait)
+	_, f := c.acquireOp(ctx, a, OpAcquire, owner, name, nil, wait, want)
+	return f
+}
+
+// acquireOp is one acquire of kind verb (acquire, racquire, wacquire, macquire, facquire) that
+// must end as want, and the token of a fenced grant.
+func (c *checker) acquireOp(ctx context.Context, a *Adapter, verb, owner, name string, names []string, wait time.Duration, want string) (int64, *Failure) {
+	ok, token, err := a.acquire(ctx, verb, owner, name, names, wait)
 	got := StatusTimeout
 	switch {
 	case err != nil:
-		return &Failure{Op: op(OpAcquire, owner, name, wait), Detail: err.Error()}
+		return 0, &Failure{Op: op(verb, owner, lockNames(name, names), wait), Detail: err.Error()}
 	case ok:
 		got = StatusOK
 	}
 	if got != want {
-		return &Failure{Op: op(OpAcquire, owner, name, wait), Detail: "answered " + got + ", want " + want}
+		return 0, &Failure{Op: op(verb, owner, lockNames(name, names), wait), Detail: "answered " + got + ", want " + want}
 	}
-	return nil
+	return token, nil
 }
 
 // release is one release that must end as want ("ok" or "notowner").
 func (c *checker) release(a *Adapter, owner, name, want string) *Failure {
-	err := a.Release(owner, name)
+	return c.releaseOp(a, OpRelease, owner, name, nil, want)
+}
+
+// releaseOp is one release of kind verb (release, rrelease, wrelease, mrelease) that must end
+// as want.
+func (c *checker) releaseOp(a *Adapter, verb, owner, name string, names []string, want string) *Failure {
+	err := a.release(verb, owner, name, names)
 	got := StatusOK
 	switch {
 	case errors.Is(err, drivers.ErrNotHeld):
 		got = StatusNotOwner
 	case err != nil:
-		return &Failure{Op: op(OpRelease, owner, name, 0), Detail: err.Error()}
+		return &Failure{Op: op(verb, owner, lockNames(name, names), noWait), Detail: err.Error()}
 	}
 	if got != want {
-		return &Failure{Op: op(OpRelease, owner, name, 0), Detail: "answered " + got + ", want " + want}
+		return &Failure{Op: op(verb, owner, lockNames(name, names), noWait), Detail: "answered " + got + ", want " + want}
+	}
+	return nil
+}
+
+// steps runs the steps in order until one fails.
+func steps(list ...func() *Failure) *Failure {
+	for _, step := range list {
+		if f := step(); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// rw: two readers at once; a writer refused while they read and granted after; a reader
+// refused while the writer writes; a read release by an owner with no read hold refused.
+func (c *checker) rw(ctx context.Context, a *Adapter) *Failure {
+	name := c.prefix + "rw"
+	acq := func(verb, owner string, want string) func() *Failure {
+		return func() *Failure { _, f := c.acquireOp(ctx, a, verb, owner, name, nil, 0, want); return f }
+	}
+	rel := func(verb, owner, want string) func() *Failure {
+		return func() *Failure { return c.releaseOp(a, verb, owner, name, nil, want) }
+	}
+	return steps(
+		acq(OpAcquireRead, "a", StatusOK),
+		acq(OpAcquireRead, "b", StatusOK), // readers share
+		acq(OpAcquireWrite, "c", StatusTimeout),
+		rel(OpReleaseRead, "c", StatusNotOwner),
+		rel(OpReleaseRead, "a", StatusOK),
+		acq(OpAcquireWrite, "c", StatusTimeout), // b still reads
+		rel(OpReleaseRead, "b", StatusOK),
+		acq(OpAcquireWrite, "c", StatusOK),
+		acq(OpAcquireRead, "a", StatusTimeout), // c writes
+		acq(OpAcquireWrite, "b", StatusTimeout),
+		rel(OpReleaseWrite, "a", StatusNotOwner),
+		rel(OpReleaseWrite, "c", StatusOK),
+		acq(OpAcquireRead, "a", StatusOK),
+		rel(OpReleaseRead, "a", StatusOK),
+	)
+}
+
+// multi: a holds x and y; b's multi-lock of z and y is refused and takes neither (z stays
+// free); once a releases, b's is granted; a release by a non-owner is refused.
+func (c *checker) multi(ctx context.Context, a *Adapter) *Failure {
+	x, y, z := c.prefix+"multi:x", c.prefix+"multi:y", c.prefix+"multi:z"
+	macq := func(owner string, names []string, want string) func() *Failure {
+		return func() *Failure { _, f := c.acquireOp(ctx, a, OpAcquireMulti, owner, "", names, 0, want); return f }
+	}
+	mrel := func(owner string, names []string, want string) func() *Failure {
+		return func() *Failure { return c.releaseOp(a, OpReleaseMulti, owner, "", names, want) }
+	}
+	return steps(
+		macq("a", []string{x, y}, StatusOK),
+		macq("b", []string{z, y}, StatusTimeout),
+		func() *Failure { return c.acquire(ctx, a, "c", z, 0, StatusOK) }, // all or nothing: b kept no z
+		func() *Failure { return c.release(a, "c", z, StatusOK) },
+		func() *Failure { return c.acquire(ctx, a, "c", x, 0, StatusTimeout) }, // a holds x
+		mrel("b", []string{x, y}, StatusNotOwner),
+		mrel("a", []string{x, y}, StatusOK),
+		macq("b", []string{y, z}, StatusOK),
+		mrel("b", []string{y, z}, StatusOK),
+	)
+}
+
+// fenced: grants of one lock, to owners in turn, carry increasing tokens.
+func (c *checker) fenced(ctx context.Context, a *Adapter) *Failure {
+	name := c.prefix + "fenced"
+	last := int64(-1 << 63)
+	for i := range 20 {
+		owner := "f" + strconv.Itoa(i%2)
+		token, f := c.acquireOp(ctx, a, OpAcquireFenced, owner, name, nil, -1, StatusOK)
+		if f != nil {
+			return f
+		}
+		if token <= last {
+			return &Failure{Op: op(OpAcquireFenced, owner, name, -1), Detail: fmt.Sprintf("token %d after an earlier grant's %d: tokens must increase", token, last)}
+		}
+		last = token
+		if f := c.release(a, owner, name, StatusOK); f != nil {
+			return f
+		}
 	}
 	return nil
 }

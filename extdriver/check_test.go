@@ -38,7 +38,7 @@ func TestCheckPassesNull(t *testing.T) {
 	if len(fails) != 0 {
 		t.Fatalf("the null adapter fails driver-check:\n%s", out)
 	}
-	for _, rule := range []string{"hello", "exclusion", "non-owner-release", "wait-timeout", "reentrant", "lease-expiry", "shutdown"} {
+	for _, rule := range []string{"hello", "exclusion", "non-owner-release", "wait-timeout", "reentrant", "rw", "multi", "fenced", "lease-expiry", "shutdown"} {
 		if !strings.Contains(out, "ok   "+rule+"\n") {
 			t.Errorf("rule %s not checked:\n%s", rule, out)
 		}
@@ -99,5 +99,30 @@ func TestCheckFailsDying(t *testing.T) {
 	fails, out := checkSelf(t, "null", "die-after=20", drivers.Config{Addrs: []string{"127.0.0.1:1"}}, nil)
 	if len(fails) == 0 || fails[0].Rule != "exclusion" || !strings.Contains(fails[0].Detail, "exit status 3") {
 		t.Fatalf("want exclusion failed with the exit status:\n%s", out)
+	}
+}
+
+// TestCheckFailsBadKinds: an adapter whose read-write lock lets a writer in beside readers,
+// whose multi-lock keeps the names it took before one was refused, and whose fencing tokens do
+// not increase fails the rw, multi and fenced rules, each named with its operation.
+func TestCheckFailsBadKinds(t *testing.T) {
+	fails, out := checkSelf(t, "badkinds", "", drivers.Config{Addrs: []string{"127.0.0.1:1"}}, nil)
+	want := map[string]string{
+		"rw":     "wacquire owner=c",
+		"multi":  "acquire owner=c",
+		"fenced": "tokens must increase",
+	}
+	for _, f := range fails {
+		if w, ok := want[f.Rule]; ok && strings.Contains(f.Error(), w) {
+			delete(want, f.Rule)
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("rules not failed as they should (%v):\n%s", want, out)
+	}
+	for _, rule := range []string{"exclusion", "non-owner-release", "reentrant"} {
+		if !strings.Contains(out, "ok   "+rule+"\n") {
+			t.Errorf("rule %s should still hold (the mutex is right):\n%s", rule, out)
+		}
 	}
 }

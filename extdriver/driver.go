@@ -44,11 +44,9 @@ func New(spec string) (*Driver, error) {
 // Name is the spec, so that results and workers name the same driver.
 func (d *Driver) Name() string { return d.spec }
 
-// Kinds are those the exec driver can drive; Open refuses, with drivers.ErrUnsupported, a
+// Kinds are those the protocol drives (Kinds); Open refuses, with drivers.ErrUnsupported, a
 // workload whose Needs the adapter's hello does not claim.
-func (d *Driver) Kinds() drivers.Kind {
-	return drivers.KindMutex | drivers.KindReentrant
-}
+func (d *Driver) Kinds() drivers.Kind { return Kinds }
 
 // Open starts the adapter for cfg's deployment and waits for its hello.
 func (d *Driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Locker, error) {
@@ -71,7 +69,16 @@ func (d *Driver) Open(ctx context.Context, cfg drivers.Config) (drivers.Locker, 
 		a.Close()
 		return nil, fmt.Errorf("%w: adapter %s offers %s, the workload needs %s", drivers.ErrUnsupported, d.s.Name, a.Kinds(), needs)
 	}
-	return &Locker{a: a, spec: d.s, conn: cfg.Conn.Describe()}, nil
+	// The lock Worker.Lock takes: a read-write lock's write lock, or a fenced lock without its
+	// token, when the workload uses those (lockcore's rule: the kinds are not mixed on a name).
+	lockOp := OpAcquire
+	switch {
+	case needs.Has(drivers.KindRW):
+		lockOp = OpAcquireWrite
+	case needs.Has(drivers.KindFenced):
+		lockOp = OpAcquireFenced
+	}
+	return &Locker{a: a, spec: d.s, conn: cfg.Conn.Describe(), lockOp: lockOp}, nil
 }
 
 // Locker is the running adapter shared by a run's workers. Safe for concurrent use.
@@ -79,6 +86,7 @@ type Locker struct {
 	a       *Adapter
 	spec    Spec
 	conn    map[string]string
+	lockOp  string
 	workers atomic.Int64
 }
 
@@ -92,7 +100,25 @@ func (l *Locker) Adapter() *Adapter { return l.a }
 
 // NewWorker returns an owner of its own: "w1", "w2", …
 func (l *Locker) NewWorker() drivers.Worker {
-	return &Worker{a: l.a, owner: "w" + strconv.FormatInt(l.workers.Add(1), 10)}
+	w := &Worker{a: l.a, owner: "w" + strconv.FormatInt(l.workers.Add(1), 10), lockOp: l.lockOp}
+	if l.a.Kinds().Has(drivers.KindFenced) {
+		// Only then a FencedWorker: the contention workload checks tokens of any driver whose
+		// workers are one.
+		return &FencedWorker{w}
+	}
+	return w
+}
+
+// FencedWorker is the Worker of an adapter that offers fenced locks: a drivers.FencedWorker.
+// Not safe for concurrent use.
+type FencedWorker struct{ *Worker }
+
+var _ drivers.FencedWorker = (*FencedWorker)(nil)
+
+// LockFenced takes the fenced lock name and returns its token (kind fenced).
+func (w *FencedWorker) LockFenced(ctx context.Context, name string) (int64, error) {
+	ok, token, err := w.a.AcquireFenced(ctx, w.owner, name, -1)
+	return token, granted(ok, err, name)
 }
 
 // Settings record what the adapter said about itself and how it was run.
@@ -117,17 +143,22 @@ func (l *Locker) Settings() map[string]string {
 // Close ends the adapter: an unclean exit is an error.
 func (l *Locker) Close() error { return l.a.Close() }
 
-// Worker is one owner. Not safe for concurrent use, like every drivers.Worker.
+// Worker is one owner. It implements drivers.RWWorker and drivers.MultiWorker (Open has made
+// sure that the adapter offers the kinds the workload needs), and is a FencedWorker when the
+// adapter offers fenced locks. Not safe for concurrent use, like every drivers.Worker.
 type Worker struct {
-	a     *Adapter
-	owner string
+	a      *Adapter
+	owner  string
+	lockOp string // OpAcquire, OpAcquireWrite or OpAcquireFenced
 }
 
-var _ drivers.Worker = (*Worker)(nil)
+var (
+	_ drivers.RWWorker    = (*Worker)(nil)
+	_ drivers.MultiWorker = (*Worker)(nil)
+)
 
-// Lock waits until granted or ctx ends: an acquire with no wait limit, cancelled when ctx ends.
-func (w *Worker) Lock(ctx context.Context, name string) error {
-	ok, err := w.a.Acquire(ctx, w.owner, name, -1)
+// granted turns an acquire with no wait limit into a Lock's error.
+func granted(ok bool, err error, name string) error {
 	if err == nil && !ok {
 		// The adapter gave up on a wait it was not given: a library's own limit.
 		return fmt.Errorf("%w: acquire %s: the adapter answered timeout to a wait with no limit", ErrLibrary, name)
@@ -135,7 +166,35 @@ func (w *Worker) Lock(ctx context.Context, name string) error {
 	return err
 }
 
+// Lock waits until granted or ctx ends: an acquire with no wait limit, cancelled when ctx ends.
+func (w *Worker) Lock(ctx context.Context, name string) error {
+	ok, _, err := w.a.acquire(ctx, w.lockOp, w.owner, name, nil, -1)
+	return granted(ok, err, name)
+}
+
 // Unlock releases one hold; notowner is drivers.ErrNotHeld.
 func (w *Worker) Unlock(_ context.Context, name string) error {
-	return w.a.Release(w.owner, name)
+	return w.a.release(releaseOp(w.lockOp), w.owner, name, nil)
+}
+
+// RLock takes a read hold of the read-write lock name (kind rw).
+func (w *Worker) RLock(ctx context.Context, name string) error {
+	ok, err := w.a.AcquireRead(ctx, w.owner, name, -1)
+	return granted(ok, err, name)
+}
+
+// RUnlock releases one read hold.
+func (w *Worker) RUnlock(_ context.Context, name string) error {
+	return w.a.ReleaseRead(w.owner, name)
+}
+
+// LockMulti takes every lock in names, all or nothing (kind multi).
+func (w *Worker) LockMulti(ctx context.Context, names []string) error {
+	ok, err := w.a.AcquireMulti(ctx, w.owner, names, -1)
+	return granted(ok, err, strings.Join(names, ","))
+}
+
+// UnlockMulti releases the locks LockMulti took.
+func (w *Worker) UnlockMulti(_ context.Context, names []string) error {
+	return w.a.ReleaseMulti(w.owner, names)
 }

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 				d, err = adapter.OpenDriver(context.Background(), drivers.RedsyncDriver{}, cfg)
 				lib = d
 			}
+		} else if os.Getenv(envSelf) == "badkinds" {
+			lib = badKinds{adapter.NewMemory(adapter.LeaseFromEnv())}
 		} else {
 			lib, err = adapter.WithFault(adapter.NewMemory(adapter.LeaseFromEnv()), os.Getenv(envFault))
 		}
@@ -45,4 +47,36 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
+}
+
+// badKinds breaks the kinds beyond the mutex, for driver-check to catch: its write lock is a
+// read hold (shared), its multi-lock takes the names one by one and keeps them when one is
+// refused, and its fencing token is always 1.
+type badKinds struct{ *adapter.Memory }
+
+func (b badKinds) AcquireWrite(ctx context.Context, owner, name string) error {
+	return b.Memory.AcquireRead(ctx, owner, name)
+}
+
+func (b badKinds) ReleaseWrite(ctx context.Context, owner, name string) error {
+	return b.Memory.ReleaseRead(ctx, owner, name)
+}
+
+func (b badKinds) AcquireMulti(ctx context.Context, owner string, names []string) error {
+	for _, n := range names {
+		if err := b.Memory.Acquire(ctx, owner, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b badKinds) AcquireFenced(ctx context.Context, owner, name string) (int64, error) {
+	_, err := b.Memory.AcquireFenced(ctx, owner, name)
+	return 1, err
+}
+
+func (b badKinds) TryAcquireFenced(owner, name string) (bool, int64, error) {
+	ok, _, err := b.Memory.TryAcquireFenced(owner, name)
+	return ok, 1, err
 }

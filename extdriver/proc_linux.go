@@ -18,8 +18,8 @@ func setProcAttr(cmd *exec.Cmd) {
 }
 
 // kill kills the adapter's process group.
-func kill(cmd *exec.Cmd) {
-	if cmd.Process != nil {
+func kill(cmd *exec.Cmd) { // nil: attached to streams, no process
+	if cmd != nil && cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Process.Kill()
 	}

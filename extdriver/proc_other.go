@@ -11,8 +11,8 @@ import (
 func setProcAttr(*exec.Cmd) {}
 
 // kill kills the adapter.
-func kill(cmd *exec.Cmd) {
-	if cmd.Process != nil {
+func kill(cmd *exec.Cmd) { // nil: attached to streams, no process
+	if cmd != nil && cmd.Process != nil {
 		_ = cmd.Process.Kill()
 	}
 }

@@ -2,6 +2,7 @@ package extdriver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/extdriver/internal/lines"
 )
 
 // Defaults of Options, written down once.
@@ -90,21 +92,34 @@ func (o *Options) fill() {
 
 // Adapter is one running adapter process. Its methods are safe for concurrent use: that is how
 // many operations are in flight at once.
+//
+// The hot path allocates nothing: a request is appended to a shared buffer (lines.Batch: one
+// write carries every request queued meanwhile, written by the first goroutine to find it idle),
+// its reply found through a map of calls pooled for reuse, and the one goroutine that reads the
+// adapter's stdout hands each reply to its caller's channel. No timer per operation either: the
+// pinger sweeps the calls that have a deadline.
 type Adapter struct {
 	opt   Options
-	cmd   *exec.Cmd
+	cmd   *exec.Cmd // nil for an adapter attached to streams (tests, benchmarks)
 	hello Hello
 	kinds drivers.Kind
 
 	stderr  tail
-	out     chan []byte // request lines for the writer
+	in      io.Closer    // the adapter's stdin
+	out     *lines.Batch // requests, written to in
 	quit    chan struct{}
 	exited  chan struct{} // closed when the process has been waited for
 	waitErr error
 
+	// hold is set while the reader hands out a batch of replies: the requests their callers send
+	// meanwhile are queued, not written, and the reader writes them all at once when the batch
+	// is done (one write rather than one per caller woken).
+	hold atomic.Bool
+
 	next    atomic.Uint64
 	mu      sync.Mutex
-	pending map[uint64]chan Reply
+	pending map[uint64]*call
+	calls   sync.Pool // of *call
 
 	dead     chan struct{} // closed by fail; err is set before
 	err      error
@@ -114,6 +129,21 @@ type Adapter struct {
 	closeMu  sync.Mutex
 }
 
+// call is one request in flight: its reply comes on ch (buffered: the reader never blocks).
+type call struct {
+	ch chan Reply
+	// deadline, set under Adapter.mu, is when the pinger gives up on the reply: zero for none
+	// (an acquire with its own wait). ping marks the pinger's own requests: an expired ping
+	// means the adapter is hung.
+	deadline time.Time
+	ping     bool
+	// expired: the pinger gave up on it; it is never reused, as its reply may still come.
+	expired bool
+}
+
+// statusNoReply is what the pinger puts on an expired call's channel.
+const statusNoReply = "\x00no reply"
+
 // Start starts the adapter and waits for its hello. The adapter is killed if it fails to say
 // hello within HelloTimeout or ctx ends first.
 func Start(ctx context.Context, opt Options) (*Adapter, error) {
@@ -121,46 +151,71 @@ func Start(ctx context.Context, opt Options) (*Adapter, error) {
 	if len(opt.Argv) == 0 {
 		return nil, fmt.Errorf("%w: no command", drivers.ErrBadOption)
 	}
-	a := &Adapter{opt: opt, out: make(chan []byte, 1024), quit: make(chan struct{}), exited: make(chan struct{}),
-		pending: map[uint64]chan Reply{}, dead: make(chan struct{})}
-	a.cmd = exec.Command(opt.Argv[0], opt.Argv[1:]...)
-	a.cmd.Env = append(os.Environ(), opt.Env...)
-	a.cmd.Stderr = &a.stderr
-	a.cmd.WaitDelay = time.Second // a child that keeps stderr open must not hold Wait
-	setProcAttr(a.cmd)
-	stdin, err := a.cmd.StdinPipe()
+	cmd := exec.Command(opt.Argv[0], opt.Argv[1:]...)
+	a := newAdapter(opt)
+	a.cmd = cmd
+	cmd.Env = append(os.Environ(), opt.Env...)
+	cmd.Stderr = &a.stderr
+	cmd.WaitDelay = time.Second // a child that keeps stderr open must not hold Wait
+	setProcAttr(cmd)
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := a.cmd.StdoutPipe()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := a.cmd.Start(); err != nil {
+	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrAdapter, a.describe(), err)
 	}
+	return a.run(ctx, stdin, stdout, cmd.Wait)
+}
+
+// attach drives an adapter that already runs at the other end of stdin and stdout (in this
+// process: tests and benchmarks); wait returns when it has ended, with its error.
+func attach(ctx context.Context, opt Options, stdin io.WriteCloser, stdout io.Reader, wait func() error) (*Adapter, error) {
+	opt.fill()
+	return newAdapter(opt).run(ctx, stdin, stdout, wait)
+}
+
+func newAdapter(opt Options) *Adapter {
+	a := &Adapter{opt: opt, quit: make(chan struct{}), exited: make(chan struct{}),
+		pending: map[uint64]*call{}, dead: make(chan struct{})}
+	a.calls.New = func() any { return &call{ch: make(chan Reply, 1)} }
+	return a
+}
+
+// run waits for the hello, then starts the reader and the pinger.
+func (a *Adapter) run(ctx context.Context, stdin io.WriteCloser, stdout io.Reader, wait func() error) (*Adapter, error) {
+	a.in = stdin
+	a.out = lines.New(stdin)
 	go func() {
-		a.waitErr = a.cmd.Wait()
+		a.waitErr = wait()
 		close(a.exited)
 	}()
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 4096), maxLine)
+	r := bufio.NewReaderSize(stdout, maxLine)
 	helloErr := make(chan error, 1)
 	go func() {
-		if !lines.Scan() {
-			helloErr <- fmt.Errorf("exited before its hello line (%v)", scanErr(lines))
+		line, err := readLine(r)
+		if err == io.EOF {
+			err = errors.New("end of its stdout")
+		}
+		if err != nil {
+			helloErr <- fmt.Errorf("exited before its hello line (%v)", err)
 			return
 		}
-		h, k, err := ParseHello(lines.Text())
+		h, k, err := ParseHello(string(line))
 		a.hello, a.kinds = h, k
 		helloErr <- err
 	}()
-	t := time.NewTimer(opt.HelloTimeout)
+	t := time.NewTimer(a.opt.HelloTimeout)
 	defer t.Stop()
+	var err error
 	select {
 	case err = <-helloErr:
 	case <-t.C:
-		err = fmt.Errorf("no hello line within %v", opt.HelloTimeout)
+		err = fmt.Errorf("no hello line within %v", a.opt.HelloTimeout)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -169,17 +224,30 @@ func Start(ctx context.Context, opt Options) (*Adapter, error) {
 		<-a.exited
 		return nil, a.err
 	}
-	go a.read(lines)
-	go a.write(stdin)
+	go a.read(r)
 	go a.ping()
 	return a, nil
 }
 
-func scanErr(s *bufio.Scanner) string {
-	if s.Err() != nil {
-		return s.Err().Error()
+// errLong is readLine's error for a line longer than maxLine.
+var errLong = fmt.Errorf("%w: a line longer than %d bytes", ErrGarbage, maxLine)
+
+// readLine returns the next line of r without its line break; it is valid until the next read.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	switch {
+	case err == bufio.ErrBufferFull:
+		return nil, errLong
+	case err == io.EOF && len(line) > 0:
+		return nil, fmt.Errorf("%w: %q has no line break at its end", ErrGarbage, clip(string(line)))
+	case err != nil:
+		return nil, err
 	}
-	return "end of its stdout"
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
 }
 
 // Hello is what the adapter said about itself.
@@ -188,12 +256,22 @@ func (a *Adapter) Hello() Hello { return a.hello }
 // Kinds are the lock kinds the adapter's hello claims.
 func (a *Adapter) Kinds() drivers.Kind { return a.kinds }
 
-// Pid is the adapter's process id.
-func (a *Adapter) Pid() int { return a.cmd.Process.Pid }
+// Pid is the adapter's process id, 0 for one attached to streams.
+func (a *Adapter) Pid() int {
+	if a.cmd == nil {
+		return 0
+	}
+	return a.cmd.Process.Pid
+}
 
 // CPU is the CPU time the adapter process (and the children it waited for) has used so far, and
 // false if the OS will not say (not Linux, or the process is gone).
-func (a *Adapter) CPU() (time.Duration, bool) { return processCPU(a.cmd.Process.Pid) }
+func (a *Adapter) CPU() (time.Duration, bool) {
+	if a.cmd == nil {
+		return 0, false
+	}
+	return processCPU(a.cmd.Process.Pid)
+}
 
 // describe names the adapter in messages.
 func (a *Adapter) describe() string {
@@ -205,6 +283,9 @@ func (a *Adapter) describe() string {
 func (a *Adapter) fail(reason error) {
 	a.failOnce.Do(func() {
 		kill(a.cmd)
+		if a.in != nil {
+			a.in.Close() // a request being written fails now rather than wait for the kill
+		}
 		status := ""
 		select {
 		case <-a.exited:
@@ -240,23 +321,48 @@ func (a *Adapter) Err() error {
 	}
 }
 
-// read hands each reply to its request's waiter.
-func (a *Adapter) read(lines *bufio.Scanner) {
-	for lines.Scan() {
-		r, err := ParseReply(lines.Text())
-		if err != nil {
-			a.fail(err)
+// read hands each reply to its request's caller.
+func (a *Adapter) read(r *bufio.Reader) {
+	var err error
+	for {
+		if hasLine(r) {
+			a.hold.Store(true)
+		} else { // about to wait for the adapter: send what the batch's callers queued
+			a.hold.Store(false)
+			if werr := a.out.Flush(); werr != nil {
+				a.fail(fmt.Errorf("writing to its stdin: %v", werr))
+				return
+			}
+		}
+		var line []byte
+		if line, err = readLine(r); err != nil {
+			break
+		}
+		id, status, msg, perr := parseReply(line)
+		if perr != nil {
+			a.fail(perr)
 			return
 		}
 		a.mu.Lock()
-		ch, ok := a.pending[r.ID]
-		delete(a.pending, r.ID)
+		c := a.pending[id]
+		delete(a.pending, id)
 		a.mu.Unlock()
-		if !ok {
-			a.fail(fmt.Errorf("%w: reply %q to no request in flight", ErrGarbage, clip(lines.Text())))
+		if c == nil {
+			a.fail(fmt.Errorf("%w: reply %q to no request in flight", ErrGarbage, clip(string(line))))
 			return
 		}
-		ch <- r
+		rep := Reply{ID: id, Status: status}
+		if len(msg) > 0 {
+			rep.Message = string(msg)
+		}
+		select {
+		case c.ch <- rep:
+		default: // expired: its caller is gone, and the pinger's note fills the channel
+		}
+	}
+	if errors.Is(err, ErrGarbage) {
+		a.fail(err)
+		return
 	}
 	if a.closed.Load() {
 		a.fail(ErrClosed)
@@ -266,36 +372,18 @@ func (a *Adapter) read(lines *bufio.Scanner) {
 	case <-a.exited:
 	case <-time.After(time.Second): // the status, if it comes soon
 	}
-	a.fail(fmt.Errorf("closed its stdout (exited?) with requests in flight: %v", scanErr(lines)))
-}
-
-// write sends the queued requests, many per write when they queue up.
-func (a *Adapter) write(stdin io.WriteCloser) {
-	defer stdin.Close()
-	w := bufio.NewWriterSize(stdin, 64<<10)
-	for {
-		select {
-		case b := <-a.out:
-			w.Write(b)
-			for n := len(a.out); n > 0; n-- {
-				w.Write(<-a.out)
-			}
-			if err := w.Flush(); err != nil {
-				a.fail(fmt.Errorf("writing to its stdin: %v", err))
-				return
-			}
-		case <-a.quit:
-			return
-		case <-a.dead:
-			return
-		}
+	if err == io.EOF {
+		err = errors.New("end of its stdout")
 	}
+	a.fail(fmt.Errorf("closed its stdout (exited?) with requests in flight: %v", err))
 }
 
-// ping checks, every PingInterval, that the adapter answers within HangTimeout.
+// ping checks, every PingInterval, that the adapter answers a ping within HangTimeout, and gives
+// up on the replies whose deadline has passed (sweep).
 func (a *Adapter) ping() {
 	tick := time.NewTicker(a.opt.PingInterval)
 	defer tick.Stop()
+	var p *call // the ping in flight
 	for {
 		select {
 		case <-tick.C:
@@ -304,85 +392,125 @@ func (a *Adapter) ping() {
 		case <-a.dead:
 			return
 		}
-		hung := time.NewTimer(a.opt.HangTimeout)
-		ch, err := a.send(hung.C, OpPing)
-		if err == nil {
-			select {
-			case <-ch:
-			case <-hung.C:
-				err = errHung
-			case <-a.quit:
-			case <-a.dead:
-			}
-		}
-		hung.Stop()
-		if errors.Is(err, errHung) {
+		if a.sweep(time.Now()) {
 			a.fail(fmt.Errorf("did not answer a ping within %v: hung", a.opt.HangTimeout))
 			return
 		}
+		if p != nil {
+			select {
+			case <-p.ch:
+				a.calls.Put(p)
+				p = nil
+			default:
+				continue // still in flight: sweep fails the adapter once it is late
+			}
+		}
+		_, c, err := a.send(OpPing, "", "", -2, nil, a.opt.HangTimeout)
+		if err != nil {
+			return
+		}
+		p = c
 	}
 }
 
-var errHung = errors.New("hung")
-
-// send queues one request and returns where its reply will come. give, when it fires before
-// the request is queued, gives up with errHung.
-func (a *Adapter) send(give <-chan time.Time, op string, args ...string) (chan Reply, error) {
-	_, ch, err := a.sendOp(give, op, args...)
-	return ch, err
+// sweep gives up on the calls whose deadline is before now: each caller gets statusNoReply. It
+// reports whether one of them is a ping.
+func (a *Adapter) sweep(now time.Time) (hung bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.pending {
+		if c.expired || c.deadline.IsZero() || now.Before(c.deadline) {
+			continue
+		}
+		c.expired = true
+		hung = hung || c.ping
+		select {
+		case c.ch <- Reply{Status: statusNoReply}:
+		default:
+		}
+	}
+	return hung
 }
 
-// sendOp is send, returning the request's id too.
-func (a *Adapter) sendOp(give <-chan time.Time, op string, args ...string) (uint64, chan Reply, error) {
+// send queues one request, "ID OP [OWNER] [NAME] [WAIT_MS] [NAMES…]" (an empty owner or name,
+// or a wait below -1, is left out), and returns its call. A timeout above zero is the call's
+// deadline.
+func (a *Adapter) send(op, owner, name string, waitMS int64, names []string, timeout time.Duration) (uint64, *call, error) {
+	select {
+	case <-a.dead:
+		return 0, nil, a.err
+	case <-a.quit:
+		return 0, nil, ErrClosed
+	default:
+	}
+	c := a.calls.Get().(*call)
+	c.ping, c.expired, c.deadline = op == OpPing, false, time.Time{}
+	if timeout > 0 {
+		c.deadline = time.Now().Add(timeout)
+	}
 	id := a.next.Add(1)
-	ch := make(chan Reply, 1)
 	a.mu.Lock()
-	a.pending[id] = ch
+	a.pending[id] = c
 	a.mu.Unlock()
-	b := appendRequest(make([]byte, 0, 64), id, op, args...)
-	var err error
-	select {
-	case a.out <- b:
-		return id, ch, nil
-	case <-give:
-		err = errHung
-	case <-a.dead:
-		err = a.err
-	case <-a.quit:
-		err = ErrClosed
+	b := a.out.Begin()
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, ' ')
+	b = append(b, op...)
+	if owner != "" {
+		b = append(append(b, ' '), owner...)
 	}
-	a.mu.Lock()
-	delete(a.pending, id)
-	a.mu.Unlock()
-	return 0, nil, err
+	if name != "" {
+		b = append(append(b, ' '), name...)
+	}
+	if waitMS >= -1 {
+		b = strconv.AppendInt(append(b, ' '), waitMS, 10)
+	}
+	for _, n := range names {
+		b = append(append(b, ' '), n...)
+	}
+	b = append(b, '\n')
+	err := a.out.End(b, !a.hold.Load())
+	if err == nil && !a.hold.Load() {
+		// The reader may have flushed between End and here, having set hold before this load
+		// saw it: then nobody would write the line. Loaded after End, hold false means the
+		// reader's flush is yet to come or this goroutine writes.
+		err = a.out.Flush()
+	}
+	if err != nil {
+		a.fail(fmt.Errorf("writing to its stdin: %v", err))
+		return 0, nil, a.err
+	}
+	return id, c, nil
 }
 
-// sendID queues a request for an id already in flight (cancel).
-func (a *Adapter) sendID(id uint64, op string) {
-	select {
-	case a.out <- appendRequest(make([]byte, 0, 32), id, op):
-	case <-a.dead:
-	case <-a.quit:
+// hasLine reports whether r holds a whole line already, so that reading it will not block.
+func hasLine(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n == 0 {
+		return false
 	}
+	p, _ := r.Peek(n)
+	return bytes.IndexByte(p, '\n') >= 0
 }
 
 // ErrNoReply is wrapped when a release or a cancelled acquire got no reply within ReplyTimeout.
 var ErrNoReply = errors.New("extdriver: no reply")
 
-// await waits for the reply on ch, or the adapter's failure, at most ReplyTimeout. A reply that
-// comes later finds its buffered channel still registered, and is dropped with it.
-func (a *Adapter) await(ch chan Reply) (Reply, error) {
-	t := time.NewTimer(a.opt.ReplyTimeout)
-	defer t.Stop()
+// await waits for c's reply or the adapter's failure. A call that got its reply goes back to
+// the pool; one given up on (statusNoReply, ReplyTimeout after it was sent) stays registered, so
+// that its reply, if it comes later, is dropped.
+func (a *Adapter) await(c *call) (Reply, error) {
 	select {
-	case r := <-ch:
+	case r := <-c.ch:
+		if r.Status == statusNoReply {
+			return Reply{}, fmt.Errorf("%w from %s within %v (it answers pings: its library is stuck?)", ErrNoReply, a.opt.Name, a.opt.ReplyTimeout)
+		}
+		a.calls.Put(c)
 		return r, nil
 	case <-a.dead:
 		return Reply{}, a.err
 	case <-a.quit:
 		return Reply{}, ErrClosed
-	case <-t.C:
-		return Reply{}, fmt.Errorf("%w from %s within %v (it answers pings: its library is stuck?)", ErrNoReply, a.opt.Name, a.opt.ReplyTimeout)
 	}
 }
 
@@ -391,62 +519,175 @@ func (a *Adapter) await(ch chan Reply) (Reply, error) {
 // ctx ended first (after releasing a grant that won the race with the cancel). Errors wrap
 // ErrLibrary (the adapter said error), ErrAdapter or ErrClosed.
 func (a *Adapter) Acquire(ctx context.Context, owner, name string, wait time.Duration) (bool, error) {
-	if !validField(owner) || !validField(name) {
-		return false, fmt.Errorf("%w: owner %q or lock name %q is empty or has a space or line break", drivers.ErrBadOption, owner, name)
+	ok, _, err := a.acquire(ctx, OpAcquire, owner, name, nil, wait)
+	return ok, err
+}
+
+// AcquireRead is Acquire of a read hold of the read-write lock name (kind rw).
+func (a *Adapter) AcquireRead(ctx context.Context, owner, name string, wait time.Duration) (bool, error) {
+	ok, _, err := a.acquire(ctx, OpAcquireRead, owner, name, nil, wait)
+	return ok, err
+}
+
+// AcquireWrite is Acquire of the write lock of the read-write lock name (kind rw).
+func (a *Adapter) AcquireWrite(ctx context.Context, owner, name string, wait time.Duration) (bool, error) {
+	ok, _, err := a.acquire(ctx, OpAcquireWrite, owner, name, nil, wait)
+	return ok, err
+}
+
+// AcquireMulti is Acquire of every lock in names, all or nothing (kind multi).
+func (a *Adapter) AcquireMulti(ctx context.Context, owner string, names []string, wait time.Duration) (bool, error) {
+	if len(names) == 0 {
+		return false, fmt.Errorf("%w: a multi-lock of no names", drivers.ErrBadOption)
+	}
+	ok, _, err := a.acquire(ctx, OpAcquireMulti, owner, "", names, wait)
+	return ok, err
+}
+
+// AcquireFenced is Acquire of a fenced lock (kind fenced), returning the grant's token.
+func (a *Adapter) AcquireFenced(ctx context.Context, owner, name string, wait time.Duration) (bool, int64, error) {
+	return a.acquire(ctx, OpAcquireFenced, owner, name, nil, wait)
+}
+
+// releaseOp is the release that undoes the acquire op.
+func releaseOp(op string) string {
+	switch op {
+	case OpAcquireRead:
+		return OpReleaseRead
+	case OpAcquireWrite:
+		return OpReleaseWrite
+	case OpAcquireMulti:
+		return OpReleaseMulti
+	}
+	return OpRelease
+}
+
+// acquire sends the acquire op: "ID OP OWNER NAME WAIT_MS", or for macquire
+// "ID macquire OWNER WAIT_MS NAMES…". The token is that of a fenced grant.
+func (a *Adapter) acquire(ctx context.Context, op, owner, name string, names []string, wait time.Duration) (bool, int64, error) {
+	if err := checkFields(owner, name, names); err != nil {
+		return false, 0, err
 	}
 	ms := int64(-1)
 	if wait >= 0 {
 		ms = wait.Milliseconds()
 	}
-	id, ch, err := a.sendOp(nil, OpAcquire, owner, name, strconv.FormatInt(ms, 10))
+	var id uint64
+	var c *call
+	var err error
+	if op == OpAcquireMulti {
+		id, c, err = a.send(op, owner, "", ms, names, 0)
+	} else {
+		id, c, err = a.send(op, owner, name, ms, nil, 0)
+	}
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	var r Reply
 	select {
-	case r = <-ch:
+	case r = <-c.ch:
+		a.calls.Put(c)
 	case <-a.dead:
-		return false, a.err
+		return false, 0, a.err
 	case <-a.quit:
-		return false, ErrClosed
+		return false, 0, ErrClosed
 	case <-ctx.Done():
-		if r, err := a.cancel(id, ch); err == nil && r.Status == StatusOK {
-			_ = a.Release(owner, name) // the grant won the race: give it back
+		if r, err := a.cancel(id, c); err == nil && r.Status == StatusOK {
+			_ = a.release(releaseOp(op), owner, name, names) // the grant won the race: give it back
 		}
-		return false, ctx.Err()
+		return false, 0, ctx.Err()
 	}
 	switch r.Status {
 	case StatusOK:
-		return true, nil
+		if op != OpAcquireFenced {
+			return true, 0, nil
+		}
+		token, err := strconv.ParseInt(r.Message, 10, 64)
+		if err != nil {
+			a.fail(fmt.Errorf("%w: %q to facquire: no token after ok", ErrGarbage, clip(r.Message)))
+			return false, 0, a.err
+		}
+		return true, token, nil
 	case StatusTimeout:
-		return false, nil
+		return false, 0, nil
 	case StatusError:
-		return false, fmt.Errorf("%w: acquire %s: %s", ErrLibrary, name, a.opt.Redact(r.Message))
+		return false, 0, fmt.Errorf("%w: %s %s: %s", ErrLibrary, op, lockNames(name, names), a.opt.Redact(r.Message))
 	}
-	a.fail(fmt.Errorf("%w: %q to acquire", ErrGarbage, r.Status))
-	return false, a.err
+	a.fail(fmt.Errorf("%w: %q to %s", ErrGarbage, r.Status, op))
+	return false, 0, a.err
 }
 
-// cancel stops acquire id, whose reply comes on ch, and returns its reply. The adapter answers
-// pings meanwhile, so this wait is bounded by HangTimeout.
-func (a *Adapter) cancel(id uint64, ch chan Reply) (Reply, error) {
+// checkFields refuses an owner or lock name a request line cannot carry.
+func checkFields(owner, name string, names []string) error {
+	ok := validField(owner) && (names != nil || validField(name))
+	for _, n := range names {
+		ok = ok && validField(n)
+	}
+	if !ok {
+		return fmt.Errorf("%w: owner %q or lock name %q is empty or has a space or line break", drivers.ErrBadOption, owner, lockNames(name, names))
+	}
+	return nil
+}
+
+func lockNames(name string, names []string) string {
+	if names != nil {
+		return strings.Join(names, ",")
+	}
+	return name
+}
+
+// cancel stops acquire id, whose reply comes on c, and returns its reply. The adapter answers
+// pings meanwhile, so this wait is bounded by HangTimeout, and by ReplyTimeout if its library
+// is stuck.
+func (a *Adapter) cancel(id uint64, c *call) (Reply, error) {
 	a.mu.Lock()
 	_, waiting := a.pending[id]
-	a.mu.Unlock()
-	if waiting { // else answered meanwhile: the reply is in ch
-		a.sendID(id, OpCancel)
+	if waiting {
+		c.deadline = time.Now().Add(a.opt.ReplyTimeout)
 	}
-	return a.await(ch)
+	a.mu.Unlock()
+	if waiting { // else answered meanwhile: the reply is in c.ch
+		b := a.out.Begin()
+		b = strconv.AppendUint(b, id, 10)
+		b = append(append(b, ' '), OpCancel...)
+		if err := a.out.End(append(b, '\n'), true); err != nil {
+			a.fail(fmt.Errorf("writing to its stdin: %v", err))
+		}
+	}
+	return a.await(c)
 }
 
 // Release releases one hold of name by owner. Errors wrap drivers.ErrNotHeld (the adapter said
-// notowner), ErrLibrary, ErrAdapter or ErrClosed.
-func (a *Adapter) Release(owner, name string) error {
-	ch, err := a.send(nil, OpRelease, owner, name)
+// notowner), ErrNoReply, ErrLibrary, ErrAdapter or ErrClosed.
+func (a *Adapter) Release(owner, name string) error { return a.release(OpRelease, owner, name, nil) }
+
+// ReleaseRead releases one read hold of the read-write lock name, as Release.
+func (a *Adapter) ReleaseRead(owner, name string) error {
+	return a.release(OpReleaseRead, owner, name, nil)
+}
+
+// ReleaseWrite releases the write lock of the read-write lock name, as Release.
+func (a *Adapter) ReleaseWrite(owner, name string) error {
+	return a.release(OpReleaseWrite, owner, name, nil)
+}
+
+// ReleaseMulti releases the locks names taken by one AcquireMulti, as Release.
+func (a *Adapter) ReleaseMulti(owner string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("%w: a multi-lock of no names", drivers.ErrBadOption)
+	}
+	return a.release(OpReleaseMulti, owner, "", names)
+}
+
+func (a *Adapter) release(op, owner, name string, names []string) error {
+	if err := checkFields(owner, name, names); err != nil {
+		return err
+	}
+	_, c, err := a.send(op, owner, name, -2, names, a.opt.ReplyTimeout)
 	if err != nil {
 		return err
 	}
-	r, err := a.await(ch)
+	r, err := a.await(c)
 	if err != nil {
 		return err
 	}
@@ -454,11 +695,11 @@ func (a *Adapter) Release(owner, name string) error {
 	case StatusOK:
 		return nil
 	case StatusNotOwner:
-		return fmt.Errorf("%w: %s: %s", drivers.ErrNotHeld, name, a.opt.Redact(r.Message))
+		return fmt.Errorf("%w: %s: %s", drivers.ErrNotHeld, lockNames(name, names), a.opt.Redact(r.Message))
 	case StatusError:
-		return fmt.Errorf("%w: release %s: %s", ErrLibrary, name, a.opt.Redact(r.Message))
+		return fmt.Errorf("%w: %s %s: %s", ErrLibrary, op, lockNames(name, names), a.opt.Redact(r.Message))
 	}
-	a.fail(fmt.Errorf("%w: %q to release", ErrGarbage, r.Status))
+	a.fail(fmt.Errorf("%w: %q to %s", ErrGarbage, r.Status, op))
 	return a.err
 }
 
@@ -475,6 +716,7 @@ func (a *Adapter) Close() error {
 		return err
 	}
 	close(a.quit)
+	a.in.Close() // end of input: the adapter's cue to exit
 	t := time.NewTimer(a.opt.ShutdownGrace)
 	defer t.Stop()
 	msg := ""

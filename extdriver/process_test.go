@@ -26,7 +26,7 @@ func selfOptions(fault string, env ...string) extdriver.Options {
 		HangTimeout: time.Second, PingInterval: 100 * time.Millisecond, ShutdownGrace: 5 * time.Second}
 }
 
-func start(t *testing.T, opt extdriver.Options) *extdriver.Adapter {
+func start(t testing.TB, opt extdriver.Options) *extdriver.Adapter {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()

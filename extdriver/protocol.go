@@ -1,10 +1,10 @@
 package extdriver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -27,7 +27,51 @@ const (
 	OpCancel = "cancel"
 	// OpPing is "ID ping": answered "ID ok" at once; an adapter that does not is hung.
 	OpPing = "ping"
+
+	// The kinds beyond mutex and reentrant, sent only to an adapter whose hello claims them.
+
+	// OpAcquireRead is "ID racquire OWNER NAME WAIT_MS": a read hold of the read-write lock NAME
+	// (kind rw), shared with other readers. Replies as acquire.
+	OpAcquireRead = "racquire"
+	// OpReleaseRead is "ID rrelease OWNER NAME": release one read hold. Replies as release.
+	OpReleaseRead = "rrelease"
+	// OpAcquireWrite is "ID wacquire OWNER NAME WAIT_MS": the write lock of the read-write lock
+	// NAME (kind rw), which excludes readers and writers. Replies as acquire.
+	OpAcquireWrite = "wacquire"
+	// OpReleaseWrite is "ID wrelease OWNER NAME": release the write lock. Replies as release.
+	OpReleaseWrite = "wrelease"
+	// OpAcquireMulti is "ID macquire OWNER WAIT_MS NAME NAME…": every lock named, all or nothing
+	// (kind multi), without deadlock against owners taking overlapping sets. Replies as acquire.
+	OpAcquireMulti = "macquire"
+	// OpReleaseMulti is "ID mrelease OWNER NAME NAME…": release the locks taken by one macquire.
+	// Replies as release (notowner when OWNER did not hold one of them).
+	OpReleaseMulti = "mrelease"
+	// OpAcquireFenced is "ID facquire OWNER NAME WAIT_MS": the lock NAME with a fencing token
+	// (kind fenced): "ID ok TOKEN", TOKEN a decimal integer greater than that of every earlier
+	// grant of NAME. Released with release.
+	OpAcquireFenced = "facquire"
 )
+
+// Kind names in a hello's kinds, one per drivers.Kind the protocol drives.
+const (
+	KindMutex     = "mutex"
+	KindReentrant = "reentrant"
+	KindRW        = "rw"
+	KindMulti     = "multi"
+	KindFenced    = "fenced"
+)
+
+// protocolKinds are the kinds a hello may claim.
+var protocolKinds = []struct {
+	name string
+	k    drivers.Kind
+}{
+	{KindMutex, drivers.KindMutex}, {KindReentrant, drivers.KindReentrant}, {KindRW, drivers.KindRW},
+	{KindMulti, drivers.KindMulti}, {KindFenced, drivers.KindFenced},
+}
+
+// Kinds is every kind the protocol drives.
+const Kinds = drivers.KindMutex | drivers.KindReentrant | drivers.KindRW | drivers.KindMulti | drivers.KindFenced
 
 // Replies an adapter sends: "ID STATUS [MESSAGE]".
 const (
@@ -56,8 +100,9 @@ type Hello struct {
 	Version string `json:"version"`
 	// Language is the adapter's language and runtime, e.g. "python 3.11.2"; optional.
 	Language string `json:"language,omitempty"`
-	// Kinds are the lock kinds the adapter offers: "mutex", and "reentrant" when the same owner
-	// may take a lock it holds again.
+	// Kinds are the lock kinds the adapter offers (the Kind… constants): "mutex", "reentrant"
+	// when the same owner may take a lock it holds again, "rw", "multi" and "fenced" when it
+	// answers their requests.
 	Kinds []string `json:"kinds"`
 }
 
@@ -82,19 +127,37 @@ func ParseHello(line string) (Hello, drivers.Kind, error) {
 	}
 	var k drivers.Kind
 	for _, name := range h.Kinds {
-		switch name {
-		case "mutex":
-			k |= drivers.KindMutex
-		case "reentrant":
-			k |= drivers.KindReentrant
-		default:
-			return h, 0, fmt.Errorf("%w: hello: kind %q (this lockbench drives mutex and reentrant)", ErrGarbage, name)
+		kind := KindOf(name)
+		if kind == 0 {
+			return h, 0, fmt.Errorf("%w: hello: kind %q (this lockbench drives %s)", ErrGarbage, name, Kinds)
 		}
+		k |= kind
 	}
 	if !k.Has(drivers.KindMutex) {
 		return h, 0, fmt.Errorf("%w: hello: kinds %v lack mutex", ErrGarbage, h.Kinds)
 	}
 	return h, k, nil
+}
+
+// KindOf is the drivers.Kind a hello's kind name stands for, 0 for none.
+func KindOf(name string) drivers.Kind {
+	for _, e := range protocolKinds {
+		if e.name == name {
+			return e.k
+		}
+	}
+	return 0
+}
+
+// KindNames are the hello's names of the kinds in k.
+func KindNames(k drivers.Kind) []string {
+	var names []string
+	for _, e := range protocolKinds {
+		if k.Has(e.k) {
+			names = append(names, e.name)
+		}
+	}
+	return names
 }
 
 // Reply is one decoded answer.
@@ -109,30 +172,44 @@ type Reply struct {
 
 // ParseReply decodes "ID STATUS [MESSAGE]".
 func ParseReply(line string) (Reply, error) {
-	id, rest, _ := strings.Cut(line, " ")
-	n, err := strconv.ParseUint(id, 10, 64)
+	id, status, msg, err := parseReply([]byte(line))
 	if err != nil {
-		return Reply{}, fmt.Errorf("%w: %q does not start with a request id", ErrGarbage, clip(line))
+		return Reply{}, err
 	}
-	status, msg, _ := strings.Cut(rest, " ")
-	switch status {
-	case StatusOK, StatusTimeout, StatusNotOwner, StatusError:
-	default:
-		return Reply{}, fmt.Errorf("%w: %q: status %q is none of ok, timeout, notowner, error", ErrGarbage, clip(line), clip(status))
-	}
-	return Reply{ID: n, Status: status, Message: msg}, nil
+	return Reply{ID: id, Status: status, Message: string(msg)}, nil
 }
 
-// appendRequest appends "ID OP ARGS…\n" to b.
-func appendRequest(b []byte, id uint64, op string, args ...string) []byte {
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, ' ')
-	b = append(b, op...)
-	for _, a := range args {
-		b = append(b, ' ')
-		b = append(b, a...)
+// parseReply decodes "ID STATUS [MESSAGE]" without allocating: status is one of the Status
+// constants, msg is a slice of line.
+func parseReply(line []byte) (id uint64, status string, msg []byte, err error) {
+	i := 0
+	for ; i < len(line) && line[i] >= '0' && line[i] <= '9'; i++ {
+		if id > (1<<64-1-9)/10 {
+			return 0, "", nil, fmt.Errorf("%w: %q: the request id is too large", ErrGarbage, clip(string(line)))
+		}
+		id = id*10 + uint64(line[i]-'0')
 	}
-	return append(b, '\n')
+	if i == 0 || i == len(line) || line[i] != ' ' {
+		return 0, "", nil, fmt.Errorf("%w: %q does not start with a request id and a space", ErrGarbage, clip(string(line)))
+	}
+	rest := line[i+1:]
+	st := rest
+	if j := bytes.IndexByte(rest, ' '); j >= 0 {
+		st, msg = rest[:j], rest[j+1:]
+	}
+	switch string(st) { // no allocation: the compiler compares in place
+	case StatusOK:
+		status = StatusOK
+	case StatusTimeout:
+		status = StatusTimeout
+	case StatusNotOwner:
+		status = StatusNotOwner
+	case StatusError:
+		status = StatusError
+	default:
+		return 0, "", nil, fmt.Errorf("%w: %q: status %q is none of ok, timeout, notowner, error", ErrGarbage, clip(string(line)), clip(string(st)))
+	}
+	return id, status, msg, nil
 }
 
 // validField reports whether s can be one field of a request: not empty, no space, no line break.

@@ -44,10 +44,10 @@ func TestParseHello(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		`{"protocol":1}`: "must be",
-		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:      "protocol 2",
-		`hello {"protocol":1,"kinds":["mutex"]}`:                    "no library",
-		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`:  "lack mutex",
-		`hello {"protocol":1,"library":"x","kinds":["mutex","rw"]}`: `kind "rw"`,
+		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:        "protocol 2",
+		`hello {"protocol":1,"kinds":["mutex"]}`:                      "no library",
+		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`:    "lack mutex",
+		`hello {"protocol":1,"library":"x","kinds":["mutex","fair"]}`: `kind "fair"`,
 		`hello not json`: "hello:",
 	} {
 		_, _, err := extdriver.ParseHello(line)

@@ -21,7 +21,8 @@ type Spec struct {
 
 var specName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// ParseSpec parses "exec:NAME=COMMAND". NAME is letters, digits, '.', '_', '-'. COMMAND is split
+// ParseSpec parses "exec:NAME=COMMAND", or NullSpec ("exec:null": the null adapter built into
+// the program, see SetNullCommand). NAME is letters, digits, '.', '_', '-'. COMMAND is split
 // into words at spaces and tabs; single or double quotes make one word of what they enclose
 // (no escapes inside). Colons and commas in COMMAND are the command's: the spec is not split at
 // them (--driver is read as CSV, so a command with a comma is given in double quotes there).
@@ -30,6 +31,13 @@ func ParseSpec(spec string) (Spec, error) {
 	rest, ok := strings.CutPrefix(spec, SchemePrefix+":")
 	if !ok {
 		return Spec{}, fmt.Errorf("%w: %q does not start with %s:", drivers.ErrBadOption, spec, SchemePrefix)
+	}
+	if spec == NullSpec {
+		argv := NullCommand()
+		if argv == nil {
+			return Spec{}, fmt.Errorf("%w: %s with no command runs the null adapter built into lockbench, which this program has not: give %s=COMMAND (e.g. a build of ./adapters/null)", drivers.ErrBadOption, NullSpec, NullSpec)
+		}
+		return Spec{Name: NullName, Argv: argv}, nil
 	}
 	name, command, ok := strings.Cut(rest, "=")
 	if !ok || !specName.MatchString(name) {

@@ -56,6 +56,7 @@ func WriteSummaryBaseline(w io.Writer, runs []Run, baseline string) error {
 	writeWaiting(&buf, runs, groups, repeated)
 	writeRatios(&buf, Ratios(groups, baseline), label, repeated)
 	writeFloor(&buf, groups, label)
+	writePipe(&buf, groups, label)
 	writeNodes(&buf, groups, label)
 	writeCapacity(&buf, groups, repeated)
 	_, err := w.Write(buf.Bytes())

@@ -1,5 +1,7 @@
 // Command null is lockbench's null adapter: the external-driver protocol over an in-memory lock,
 // no Redis. Run beside an external driver, it shows what part of a latency is the protocol.
+// lockbench has the same adapter built in ("exec:null", which runs "lockbench null-adapter");
+// this command is for adapter authors and for its negative controls.
 //
 //	lockbench run --driver 'exec:null=go run ./adapters/null'
 //
@@ -8,23 +10,11 @@
 package main
 
 import (
-	"flag"
-	"fmt"
 	"os"
 
 	"github.com/lockbench/lockbench/extdriver/adapter"
 )
 
 func main() {
-	fault := flag.String("fault", "", "negative control: nolock, die-after=N, hang-after=N or garbage-after=N")
-	flag.Parse()
-	lib, err := adapter.WithFault(adapter.NewMemory(adapter.LeaseFromEnv()), *fault)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := adapter.Serve(os.Stdin, os.Stdout, lib); err != nil {
-		fmt.Fprintln(os.Stderr, "null adapter:", err)
-		os.Exit(1)
-	}
+	os.Exit(adapter.MainNull(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

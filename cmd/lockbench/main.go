@@ -7,9 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/lockbench/lockbench/extdriver/adapter"
 )
 
 func main() {
+	// "lockbench null-adapter" is the null adapter "exec:null" runs (docs/external-drivers.md).
+	if code, served := adapter.ServeBuiltin(os.Args[1:]); served {
+		os.Exit(code)
+	}
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -39,6 +39,7 @@ type runFlags struct {
 	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
 	stall      stallFlags     // --stall-threshold, --allow-stalls (run_stall.go)
 	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
+	exec       execFlags      // --exec-null (run_exec.go)
 	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
 	referee    refereeFlags   // --referee (run_referee.go)
 	resource   resourceFlags  // --resource (run_resource.go)

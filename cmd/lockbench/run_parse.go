@@ -77,6 +77,7 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		f.collect.add(fs, c.name)
 		f.referee.add(fs, c.name)
 		f.resource.add(fs, c.name)
+		f.exec.add(fs, c.name)
 	}
 	f.net.add(fs)
 	f.keyspace.add(fs, c.name)
@@ -246,6 +247,7 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 		}
 		checks = append(checks, func() string { return f.collect.check(command, f.fleet.procs) },
 			func() string { return f.resource.check(command, f.workload, &f.referee) }, // before the referee's: it may ask for one
+			func() string { f.drivers = f.exec.drivers(command, f.drivers); return "" },
 			func() string { return f.referee.defaultFor(command, f.drivers) },
 			func() string { return f.referee.check(command) })
 	}

@@ -10,6 +10,10 @@ import (
 // refereeNative is --referee's value for a referee lockbench starts itself.
 const refereeNative = bench.NativeReferee
 
+// refereeOff is run's --referee value for none, where an exec: driver would get one by default:
+// to measure the pipe alone (the referee adds two round trips per acquisition).
+const refereeOff = "off"
+
 // refereeFlags are --referee and --referee-ca-file (run and worker): the safety referee every
 // holder marks its critical section on (bench.StartReferee).
 type refereeFlags struct {
@@ -20,7 +24,7 @@ type refereeFlags struct {
 // add registers the group's flags for cmd (run or worker).
 func (g *refereeFlags) add(fs *pflag.FlagSet, cmd string) {
 	if cmd == cmdRun {
-		fs.StringVar(&g.addr, "referee", "", "safety referee: a Redis that is not the one under test (host:port, redis://, rediss://; password in the URL or "+referee.EnvPassword+"), or 'native' for one lockbench starts; every holder, in every process, marks its critical section there, and a second holder is a violation named with both (see docs/procs.md)")
+		fs.StringVar(&g.addr, "referee", "", "safety referee: a Redis that is not the one under test (host:port, redis://, rediss://; password in the URL or "+referee.EnvPassword+"), or 'native' for one lockbench starts (the default with exec: drivers; 'off' for none); every holder, in every process, marks its critical section there, and a second holder is a violation named with both (see docs/procs.md)")
 	} else {
 		fs.StringVar(&g.addr, "referee", "", "safety referee every holder marks its critical section on (what lockbench run --referee gives its processes); needs --run")
 	}
@@ -49,8 +53,16 @@ func (g *refereeFlags) check(cmd string) string {
 // defaultFor gives lockbench run a native referee when an external driver (exec:) runs and no
 // referee is named: lockbench does not trust an adapter's word that it holds a lock, and the
 // referee marks holders between the grant received and the release sent, inside the adapter's
-// real hold (docs/external-drivers.md). Always "": it only fills a default.
+// real hold (docs/external-drivers.md). --referee off turns it off (run only: else the
+// complaint).
 func (g *refereeFlags) defaultFor(cmd string, drivers []string) string {
+	if g.addr == refereeOff {
+		if cmd != cmdRun {
+			return "--referee off is lockbench run's: a worker uses the run's referee, if any"
+		}
+		g.addr = ""
+		return ""
+	}
 	if cmd == cmdRun && g.addr == "" && extdriver.NeedsReferee(drivers) {
 		g.addr = refereeNative
 	}

@@ -37,6 +37,9 @@ func (g *resourceFlags) check(cmd, workload string, ref *refereeFlags) string {
 	if w, err := workloads.Get(workload); err == nil && !workloads.WritesResource(w) {
 		return fmt.Sprintf("--resource is for --workload contention: the holders of %s write nothing to it", workload)
 	}
+	if ref.addr == refereeOff {
+		return "--resource lives on the referee: not with --referee off"
+	}
 	if ref.addr == "" && cmd == cmdRun {
 		ref.addr, g.autoReferee = refereeNative, true
 	}

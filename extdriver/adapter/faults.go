@@ -46,8 +46,20 @@ type noLock struct{ Library }
 func (noLock) Acquire(context.Context, string, string) error { return nil }
 func (noLock) Release(context.Context, string, string) error { return nil }
 func (n noLock) Hello() extdriver.Hello {
-	h := n.Library.Hello()
+	h := basicKinds(n.Library.Hello())
 	h.Library += " [fault: " + FaultNoLock + "]"
+	return h
+}
+
+// basicKinds keeps mutex and reentrant of h's kinds: a fault wraps only Library's methods.
+func basicKinds(h extdriver.Hello) extdriver.Hello {
+	var kinds []string
+	for _, k := range h.Kinds {
+		if k == extdriver.KindMutex || k == extdriver.KindReentrant {
+			kinds = append(kinds, k)
+		}
+	}
+	h.Kinds = kinds
 	return h
 }
 
@@ -58,6 +70,8 @@ type atNth struct {
 	after int64
 	n     atomic.Int64
 }
+
+func (f *atNth) Hello() extdriver.Hello { return basicKinds(f.Library.Hello()) }
 
 func (f *atNth) Acquire(ctx context.Context, owner, name string) error {
 	if f.n.Add(1) == f.after {

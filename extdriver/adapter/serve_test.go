@@ -2,6 +2,7 @@ package adapter_test
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func serve(t *testing.T) (send func(string), next func() string, end func() erro
 // TestServe: hello first, then replies by id, a waiter cancelled, a non-owner refused.
 func TestServe(t *testing.T) {
 	send, next, end := serve(t)
-	if _, k, err := extdriver.ParseHello(next()); err != nil || k.String() != "mutex,reentrant" {
+	if _, k, err := extdriver.ParseHello(next()); err != nil || k != extdriver.Kinds {
 		t.Fatalf("hello: %v %v", k, err)
 	}
 	send("1 acquire a k -1")
@@ -108,4 +109,52 @@ func TestWithFault(t *testing.T) {
 			t.Errorf("WithFault(%q) accepted", bad)
 		}
 	}
+}
+
+// TestServeKinds: the requests of rw, multi and fenced reach the library, and replies carry
+// what they must (a fenced grant's token); a hello claiming a kind the library lacks is refused.
+func TestServeKinds(t *testing.T) {
+	send, next, end := serve(t)
+	next() // hello
+	for _, c := range []struct{ req, want string }{
+		{"1 facquire a f -1", "1 ok 1"}, // the first grants of this Memory: tokens 1, 2
+		{"2 release a f", "2 ok"},
+		{"3 facquire b f -1", "3 ok 2"},
+		{"4 release b f", "4 ok"},
+		{"5 racquire a r -1", "5 ok"},
+		{"6 racquire b r 0", "6 ok"},
+		{"7 wacquire c r 0", "7 timeout"},
+		{"8 rrelease a r", "8 ok"},
+		{"9 rrelease b r", "9 ok"},
+		{"10 wacquire c r 0", "10 ok"},
+		{"11 wrelease c r", "11 ok"},
+		{"12 macquire a -1 x y", "12 ok"},
+		{"13 macquire b 0 z y", "13 timeout"},
+		{"14 acquire c z 0", "14 ok"},
+		{"15 release c z", "15 ok"},
+		{"16 mrelease a x y", "16 ok"},
+	} {
+		send(c.req)
+		if got := next(); got != c.want {
+			t.Fatalf("%q: %q; want %q", c.req, got, c.want)
+		}
+	}
+	if err := end(); err != nil {
+		t.Fatal(err)
+	}
+	claims := mutexOnly{adapter.NewMemory(0)}
+	if err := adapter.Serve(strings.NewReader(""), io.Discard, claims); err == nil || !strings.Contains(err.Error(), `claims kind "rw"`) {
+		t.Fatalf("Serve of a hello claiming rw without RWLibrary: %v", err)
+	}
+}
+
+// mutexOnly hides Memory's kinds but keeps its hello, which claims them all: a lie.
+type mutexOnly struct{ lib adapter.Library }
+
+func (m mutexOnly) Hello() extdriver.Hello { return m.lib.Hello() }
+func (m mutexOnly) Acquire(ctx context.Context, owner, name string) error {
+	return m.lib.Acquire(ctx, owner, name)
+}
+func (m mutexOnly) Release(ctx context.Context, owner, name string) error {
+	return m.lib.Release(ctx, owner, name)
 }
