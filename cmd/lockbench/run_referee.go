@@ -7,9 +7,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// refereeNative is --referee's value for a referee lockbench starts itself.
-const refereeNative = bench.NativeReferee
-
 // refereeFlags are --referee and --referee-ca-file (run and worker): the safety referee every
 // holder marks its critical section on (bench.StartReferee).
 type refereeFlags struct {
@@ -35,9 +32,9 @@ func (g *refereeFlags) check(cmd string) string {
 		return "--referee-ca-file needs --referee"
 	case g.addr == "":
 		return ""
-	case g.addr == refereeNative && cmd != cmdRun:
+	case g.addr == bench.NativeReferee && cmd != cmdRun:
 		return "--referee native: a worker uses the run's referee; give its address"
-	case g.addr == refereeNative:
+	case g.addr == bench.NativeReferee:
 		return ""
 	}
 	if _, err := referee.Settings(referee.Options{Addr: g.addr, CAFile: g.caFile}); err != nil {
@@ -52,7 +49,7 @@ func (g *refereeFlags) check(cmd string) string {
 // real hold (docs/external-drivers.md). Always "": it only fills a default.
 func (g *refereeFlags) defaultFor(cmd string, drivers []string) string {
 	if cmd == cmdRun && g.addr == "" && extdriver.NeedsReferee(drivers) {
-		g.addr = refereeNative
+		g.addr = bench.NativeReferee
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
@@ -38,7 +39,7 @@ func (g *resourceFlags) check(cmd, workload string, ref *refereeFlags) string {
 		return fmt.Sprintf("--resource is for --workload contention: the holders of %s write nothing to it", workload)
 	}
 	if ref.addr == "" && cmd == cmdRun {
-		ref.addr, g.autoReferee = refereeNative, true
+		ref.addr, g.autoReferee = bench.NativeReferee, true
 	}
 	return "" // a worker's --resource without --referee: bench.WorkerSpec.Validate, checked before
 }
