@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"github.com/lockbench/lockbench/metrics"
@@ -14,7 +16,8 @@ type MetricsSpec struct {
 	// instead, process i on PORT+i (metrics.GeneratorAddr), and this process only checks that
 	// those ports are free.
 	Addr string
-	// RunID is the run_id label of every series.
+	// RunID is the run_id label of every series; "" is a random one (8 hex digits), which
+	// ServeMetrics says.
 	RunID string
 	// Linger keeps serving this long after the last run (Stop), so that Prometheus scrapes the
 	// final figures.
@@ -35,6 +38,11 @@ type Metrics struct {
 func ServeMetrics(spec MetricsSpec, rep Reporter) (*Metrics, error) {
 	if spec.Addr == "" {
 		return nil, nil
+	}
+	if spec.RunID == "" {
+		b := make([]byte, 4)
+		_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+		spec.RunID = hex.EncodeToString(b)
 	}
 	warn, err := metrics.CheckAddr(spec.Addr)
 	if err != nil {

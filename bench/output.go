@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
 )
@@ -66,6 +67,37 @@ func WriteFiles(dir string, file *results.File, rep Reporter) error {
 	}
 	if len(hdr) > 0 {
 		rep.Line("HDR percentiles and 1 s interval logs: %s", base+"-*.hgrm, -*.hlog")
+	}
+	return nil
+}
+
+// Outputs are where a session's results are written once its runs are done (lockbench run's
+// and sweep's --out, --no-results and --report). The zero value writes nothing.
+type Outputs struct {
+	// Dir is the directory of the result files (WriteFiles); "" writes none.
+	Dir string
+	// Report is the directory of the HTML page and PNG charts (package report); "" draws none.
+	Report string
+}
+
+// Write writes file's outputs, when file holds anything (a run or a skip), and says on rep
+// where each went. The error names the output that could not be written ("writing results: …",
+// "report: …"); the report is not drawn when the result files could not be written.
+func (o Outputs) Write(file *results.File, rep Reporter) error {
+	if len(file.Runs) == 0 && len(file.Skipped) == 0 {
+		return nil
+	}
+	if o.Dir != "" {
+		if err := WriteFiles(o.Dir, file, rep); err != nil {
+			return fmt.Errorf("writing results: %w", err)
+		}
+	}
+	if o.Report != "" {
+		written, err := report.Write(o.Report, []report.Source{{File: file}}, report.Options{})
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		rep.Line("report: %s (and %d PNG charts)", filepath.Join(o.Report, report.HTMLName), len(written)-1)
 	}
 	return nil
 }

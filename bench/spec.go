@@ -22,6 +22,11 @@ const MaxRepeat = 1000
 // DefaultWorkload is the workload of a Spec that names none.
 const DefaultWorkload = "contention"
 
+// DefaultAbortAfter is the Spec.AbortAfter lockbench run and sweep give by default
+// (--abort-after): how long a measured phase runs before AbortOnFail looks at it. A p99 of the
+// first few hundred milliseconds is mostly connection set-up and cold caches.
+const DefaultAbortAfter = time.Second
+
 // Spec is a session of runs: every driver Repeat times, interleaved, against one target. It is a
 // plain value; its zero fields take the defaults documented beside them, and those of
 // workloads.Config (see workloads.Config.Fill).

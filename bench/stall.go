@@ -20,6 +20,13 @@ import (
 // faults the stall is what the fault does (a pause, a kill, a partition): reported, not a
 // failure.
 
+// DefaultStallThreshold is the Spec.StallThreshold lockbench run and sweep give by default
+// (--stall-threshold): far above any healthy PING (well under a millisecond on a LAN), above the
+// second for which a heavily loaded machine was seen to deschedule a process (a CI runner shared
+// by several test binaries), and the drivers' reply timeout (drivers.ReplyTimeout): a longer
+// stall also fails calls as timeouts, a shorter one fails none and is seen only here.
+const DefaultStallThreshold = 2 * time.Second
+
 // stallPingEvery is how often each master is pinged: the resolution of a stall's length.
 const stallPingEvery = 100 * time.Millisecond
 

@@ -174,3 +174,25 @@ func TestServeMetricsWarnsOnEveryInterface(t *testing.T) {
 		t.Errorf("ServeMetrics(9464): %v; want bad input", err)
 	}
 }
+
+// Without a run id, the series get a random one, different each time, and the line says which.
+func TestServeMetricsRandomRunID(t *testing.T) {
+	t.Parallel()
+	ids := map[string]bool{}
+	for range 2 {
+		rep := &lines{}
+		m, err := ServeMetrics(MetricsSpec{Addr: "127.0.0.1:0"}, rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Stop()
+		id := m.spec.RunID
+		if len(id) != 8 || strings.Trim(id, "0123456789abcdef") != "" || !strings.Contains(rep.String(), "(run_id "+id+")") {
+			t.Errorf("run id %q, lines %q; want 8 hex digits, said", id, rep)
+		}
+		ids[id] = true
+	}
+	if len(ids) != 2 {
+		t.Errorf("two servers, run ids %v; want two random ones", ids)
+	}
+}

@@ -296,3 +296,21 @@ func (w WorkerSpec) stallFaults() []faults.Fault {
 	}
 	return out
 }
+
+// ForWorker returns what in s, a session as run's flags make it, one worker process (lockbench
+// worker) does not do, as an error wrapping ErrBadSpec, or nil: a worker runs one driver, once,
+// checks no threshold, and attaches to a running deployment (starts: the command line asks it
+// to start one, with --provider or --image).
+func (s Spec) ForWorker(starts bool) error {
+	switch {
+	case len(s.Drivers) != 1:
+		return bad("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(s.Drivers), strings.Join(s.Drivers, ","))
+	case s.Repeat != 1:
+		return bad("a worker runs once: start the workers again to repeat (--repeat is for lockbench run)")
+	case len(s.Thresholds) > 0:
+		return bad("--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker")
+	case starts:
+		return bad("a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run")
+	}
+	return nil
+}

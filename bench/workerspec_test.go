@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -47,6 +48,33 @@ func TestWorkerSpecValidate(t *testing.T) {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v; want valid", tc.name, err)
 		case tc.want != "" && (!errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v; want ErrBadSpec containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// ForWorker refuses what run's flags can ask for but one worker process does not do, naming
+// the flag and what to do instead.
+func TestSpecForWorker(t *testing.T) {
+	t.Parallel()
+	one := Spec{Drivers: []string{"naive"}, Repeat: 1}
+	if err := one.ForWorker(false); err != nil {
+		t.Fatalf("one driver, once: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Spec)
+		starts bool
+		want   string
+	}{
+		{"two drivers", func(s *Spec) { s.Drivers = []string{"naive", "lockcore"} }, false, "a worker runs one driver, not 2 (--driver naive,lockcore)"},
+		{"repeat", func(s *Spec) { s.Repeat = 2 }, false, "a worker runs once"},
+		{"threshold", func(s *Spec) { s.Thresholds = []thresholds.Threshold{threshold(t, "p99<1ms")} }, false, "--threshold is checked by lockbench run"},
+		{"provider", func(*Spec) {}, true, "--provider and --image are for lockbench run"},
+	} {
+		s := one
+		tc.edit(&s)
+		if err := s.ForWorker(tc.starts); !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want ErrBadSpec containing %q", tc.name, err, tc.want)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/target"
 )
@@ -49,16 +48,8 @@ func (f UpFlags) Options() (UpOptions, error) {
 	if spec.Kind == compose.KindSentinel && spec.MasterName == "" {
 		spec.MasterName = compose.DefaultMasterName
 	}
-	if f.Provider != target.ProviderNative && f.Provider != target.ProviderDocker {
-		return bad("--provider %q: want native or docker", f.Provider)
-	}
-	if f.Given("image") {
-		if f.Provider != target.ProviderDocker {
-			return bad("--image is for --provider docker")
-		}
-		if err := docker.CheckImageRef(f.Image); err != nil {
-			return bad("--image: %v", err)
-		}
+	if err := target.CheckProvider(f.Provider, f.Image, false, f.Given); err != nil {
+		return bad("%v", err)
 	}
 	if err := CheckName(f.Name); err != nil {
 		return bad("--%v", err)

@@ -93,6 +93,21 @@ func WriteCompare(dir string, base, new []*results.File, cmp *compare.Report, op
 	return r.WriteFiles(dir)
 }
 
+// WriteComparePaths is WriteCompare of the result files at basePath and newPath (files or
+// directories, read as compare.Load reads them), its title naming both: the page of lockbench
+// compare --report DIR BASE NEW. It returns the paths written, also when it fails part way.
+func WriteComparePaths(dir, basePath, newPath string, cmp *compare.Report) ([]string, error) {
+	base, err := compare.Load(basePath)
+	if err != nil {
+		return nil, err
+	}
+	new, err := compare.Load(newPath)
+	if err != nil {
+		return nil, err
+	}
+	return WriteCompare(dir, base, new, cmp, Options{Title: "lockbench compare: BASE " + basePath + ", NEW " + newPath})
+}
+
 // newCompareView lays cmp's rows out as lockbench compare's text does: a group's name on its
 // first row only, short (the driver and the case values that differ between groups).
 func newCompareView(cmp *compare.Report) *compareView {

@@ -130,3 +130,34 @@ func TestDemoCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The page of two paths: BASE and NEW read as compare reads them, the title naming both; a path
+// that is not a result file is an error, and nothing is written.
+func TestComparePaths(t *testing.T) {
+	t.Parallel()
+	base, nw := baseNewFiles(t)
+	in := t.TempDir()
+	basePath, newPath := filepath.Join(in, "base.json"), filepath.Join(in, "new.json")
+	for p, f := range map[string]*results.File{basePath: base, newPath: nw} {
+		if err := results.WriteFileAt(p, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmp, err := compare.Paths(basePath, newPath, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	written, err := WriteComparePaths(dir, basePath, newPath, cmp)
+	if err != nil || len(written) < 3 || written[0] != filepath.Join(dir, HTMLName) {
+		t.Fatalf("written %q, %v", written, err)
+	}
+	page, err := os.ReadFile(written[0])
+	if want := "lockbench compare: BASE " + basePath + ", NEW " + newPath; err != nil || !strings.Contains(string(page), want) {
+		t.Errorf("page (%v) lacks the title %q", err, want)
+	}
+	empty := t.TempDir()
+	if written, err := WriteComparePaths(empty, basePath, filepath.Join(in, "missing.json"), cmp); err == nil || len(written) != 0 {
+		t.Errorf("a missing NEW: written %q, %v; want an error and nothing written", written, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/conn"
 )
 
@@ -56,6 +57,31 @@ func ParseTopology(topology, masterName string, masterGiven bool) (compose.Spec,
 		spec.MasterName = masterName
 	}
 	return spec, nil
+}
+
+// CheckProvider checks how a command line asks lockbench to start its topology: provider
+// (ProviderNative or ProviderDocker) and image (a Redis image reference, for ProviderDocker).
+// given says which of the flags "provider" and "image" were set; attached, that the deployment
+// is given (--addr) instead, which lockbench does not start. The error wraps ErrBadSpec and
+// names the flag.
+func CheckProvider(provider, image string, attached bool, given func(flag string) bool) error {
+	switch provider {
+	case ProviderNative, ProviderDocker:
+	default:
+		return &badSpecError{fmt.Errorf("--provider %q: want native or docker", provider)}
+	}
+	if given("provider") && attached {
+		return &badSpecError{errors.New("--provider says how lockbench starts a topology; with --addr it attaches to yours instead")}
+	}
+	if given("image") {
+		if provider != ProviderDocker {
+			return &badSpecError{errors.New("--image is for --provider docker")}
+		}
+		if err := docker.CheckImageRef(image); err != nil {
+			return &badSpecError{fmt.Errorf("--image: %v", err)}
+		}
+	}
+	return nil
 }
 
 // Describe is the line that says what Open is about to do with s, as lockbench logs it: attach

@@ -2,6 +2,7 @@ package target
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +51,36 @@ func TestSpecDescribe(t *testing.T) {
 	s := Spec{Topology: compose.Spec{Kind: compose.KindCluster}, Provider: ProviderNative, Auth: true, TLS: true}
 	if got, want := s.Describe(), "starting a private cluster topology (native, an ACL user with a random password, TLS only; use --addr to attach to an existing Redis)"; got != want {
 		t.Errorf("Describe = %q; want %q", got, want)
+	}
+}
+
+// CheckProvider takes native or docker, an image for docker only and a valid one, and no
+// --provider with --addr; each refusal names its flag and wraps ErrBadSpec.
+func TestCheckProvider(t *testing.T) {
+	t.Parallel()
+	given := func(names ...string) func(string) bool {
+		return func(n string) bool { return slices.Contains(names, n) }
+	}
+	for _, tc := range []struct {
+		name, provider, image string
+		attached              bool
+		given                 []string
+		want                  string // "" for valid
+	}{
+		{"native", ProviderNative, "", false, nil, ""},
+		{"docker with an image", ProviderDocker, "redis:7.2", false, []string{"provider", "image"}, ""},
+		{"native, attached, provider not given", ProviderNative, "", true, nil, ""},
+		{"unknown provider", "podman", "", false, []string{"provider"}, `--provider "podman": want native or docker`},
+		{"provider with --addr", ProviderDocker, "", true, []string{"provider"}, "with --addr it attaches to yours instead"},
+		{"image for native", ProviderNative, "redis:7.2", false, []string{"image"}, "--image is for --provider docker"},
+		{"bad image", ProviderDocker, "Not An Image", false, []string{"provider", "image"}, "--image: "},
+	} {
+		err := CheckProvider(tc.provider, tc.image, tc.attached, given(tc.given...))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v; want valid", tc.name, err)
+		case tc.want != "" && (!errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v; want ErrBadSpec containing %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/target"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/preflight"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -35,7 +35,7 @@ TLS, database, INFO or the keys of --key-prefix.
 
 // checkCommand is lockbench check: the preflight of a deployment, without a run.
 func checkCommand(args []string, stdout, stderr io.Writer) int {
-	f := &runFlags{provider: providerNative}
+	f := &runFlags{provider: target.ProviderNative}
 	fs := newCmdFlagSet("check", stderr)
 	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N")
 	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
@@ -72,7 +72,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	ctx := context.Background()
-	tgt, err := startTopology(ctx, f, newProgressUI(stderr), func(compose.Topology) {})
+	tgt, err := startTopology(ctx, f, progress.New(stderr), func(compose.Topology) {})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
 		if errors.Is(err, target.ErrBadSpec) {
@@ -81,19 +81,15 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer tgt.close()
-	warn, err := bench.KeyAccess(ctx, tgt.Target, f.cfg.KeyPrefix)
-	if err != nil {
+	complete, err := bench.Preflight(ctx, tgt.Target, f.cfg.KeyPrefix, f.cfg.Concurrency, stdout)
+	switch {
+	case errors.Is(err, bench.ErrBadSpec):
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
 		return exitUsage
-	}
-	d := tgt.Deployment(ctx, f.cfg.Concurrency)
-	d.Warnings = append(d.Warnings, warn...)
-	fmt.Fprintf(stdout, "%s deployment at %s, %d data nodes\n", spec, tgt.Conn(), len(d.Nodes))
-	if err := preflight.Write(stdout, d); err != nil {
+	case err != nil:
 		fmt.Fprintf(stderr, "lockbench check: %v\n", err)
 		return exitFailure
-	}
-	if len(d.Nodes) < len(tgt.Nodes()) {
+	case !complete:
 		return exitFailure
 	}
 	return exitOK

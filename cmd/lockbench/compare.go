@@ -113,16 +113,9 @@ func compareCommand(args []string, stdout, stderr io.Writer) int {
 // writeComparePage writes compare --report's BASE/NEW page of rep into dir, the paths written on
 // stderr (stdout is the comparison's, which a pull-request comment may take whole).
 func writeComparePage(dir, basePath, newPath string, rep *compare.Report, stderr io.Writer) bool {
-	base, err := compare.Load(basePath)
-	if err == nil {
-		var new []*results.File
-		if new, err = compare.Load(newPath); err == nil {
-			var written []string
-			written, err = report.WriteCompare(dir, base, new, rep, report.Options{Title: "lockbench compare: BASE " + basePath + ", NEW " + newPath})
-			for _, p := range written {
-				fmt.Fprintf(stderr, "report: %s\n", p)
-			}
-		}
+	written, err := report.WriteComparePaths(dir, basePath, newPath, rep)
+	for _, p := range written {
+		fmt.Fprintf(stderr, "report: %s\n", p)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench compare: --report: %v\n", err)

@@ -9,12 +9,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// maxProcs bounds --procs and merge's --expect.
-const maxProcs = bench.MaxProcs
-
-// clockRedis is the worker's --clock by default: its --start-at is read by the deployment's TIME.
-const clockRedis = bench.ClockRedis
-
 // fleetFlags are run's --procs and the worker's own flags.
 type fleetFlags struct {
 	// procs: for run, the generator processes to start (1: this one); for worker, how many
@@ -25,7 +19,7 @@ type fleetFlags struct {
 	startAt time.Time
 	output  string
 	arena   string
-	// clock is what --start-at is read by: the deployment's TIME (clockRedis) or this machine's.
+	// clock is what --start-at is read by: the deployment's TIME (bench.ClockRedis) or this machine's.
 	clock string
 
 	startAtText string
@@ -54,7 +48,7 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 	fs.IntVar(&ff.index, "index", 0, "this process's index, 0 to --procs - 1 (in a Kubernetes Indexed Job: $JOB_COMPLETION_INDEX); index 0 also measures the servers (commands, CPU)")
 	fs.StringVar(&ff.slotEnv, "task-slot-env", "", "take the index from this environment variable, which holds a 1-based task slot (Docker Swarm: set it to {{.Task.Slot}} in the service's environment; index = slot - 1), instead of --index")
 	fs.StringVar(&ff.startAtText, "start-at", "", "common start time, RFC 3339 (2026-11-23T12:00:00Z) or Unix seconds: the worker connects, then waits for it before its warm-up (default: at once)")
-	fs.StringVar(&ff.clock, "clock", clockRedis, "what --start-at is read by: 'redis', the deployment's own clock (TIME, its offset from this machine's estimated over several round trips), so that machines whose clocks disagree start together; or 'local', this machine's clock")
+	fs.StringVar(&ff.clock, "clock", bench.ClockRedis, "what --start-at is read by: 'redis', the deployment's own clock (TIME, its offset from this machine's estimated over several round trips), so that machines whose clocks disagree start together; or 'local', this machine's clock")
 	fs.StringVar(&ff.output, "output", "", "write the result file to this path (default: a new file in --out)")
 	fs.StringVar(&ff.arena, "check-arena", "", "shared-memory checker file of the processes on this machine (lockbench run --procs passes it)")
 	_ = fs.MarkHidden("check-arena")
@@ -65,8 +59,8 @@ func addFleetFlags(fs *pflag.FlagSet, ff *fleetFlags, cmd string) {
 // --net-proc (over net, --net); the worker's flags as they are written (a task slot, a time,
 // AT+FOR). What the spec they make may be is bench.WorkerSpec.Validate's.
 func (ff *fleetFlags) check(fs *pflag.FlagSet, cmd, net string) string {
-	if ff.procs < 1 || ff.procs > maxProcs {
-		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, maxProcs)
+	if ff.procs < 1 || ff.procs > bench.MaxProcs {
+		return fmt.Sprintf("--procs %d: want 1 to %d", ff.procs, bench.MaxProcs)
 	}
 	var err error
 	if cmd == cmdRun {

@@ -6,6 +6,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/lockbench/lockbench/progress"
 )
 
 // interrupter is the one signal handler of lockbench's long commands (run, sweep, worker, up):
@@ -45,9 +47,9 @@ func catchInterrupts(first func(os.Signal), cancel context.CancelFunc) *interrup
 
 // interruptedLine is the first signal's line of run, sweep and worker on ui; again says what a
 // second signal does.
-func interruptedLine(ui *progressUI, again string) func(os.Signal) {
+func interruptedLine(ui *progress.UI, again string) func(os.Signal) {
 	return func(os.Signal) {
-		ui.line("interrupted: stopping, writing what was measured (%s)", again)
+		ui.Line("interrupted: stopping, writing what was measured (%s)", again)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/generators"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -213,7 +214,7 @@ func TestKubernetesJobRunsAWorker(t *testing.T) {
 			t.Fatalf("index %d: lockbench worker refuses %q: exit %d: %s", index, args, code, out.String())
 		}
 		ff := f.fleet
-		if ff.index != index || ff.procs != completions || !ff.startAt.Equal(startAt) || ff.clock != clockRedis {
+		if ff.index != index || ff.procs != completions || !ff.startAt.Equal(startAt) || ff.clock != bench.ClockRedis {
 			t.Errorf("index %d: worker index %d procs %d start %v clock %s; want the pod's index, completions %d, START_AT, redis", index, ff.index, ff.procs, ff.startAt, ff.clock, completions)
 		}
 		if f.collect.addr == "" || f.collect.runID != "20261123T115800Z" {

@@ -64,8 +64,8 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 			return bad("give result files or --from, not both")
 		case *runID == "":
 			return bad("--from needs --run ID: the workers' --run")
-		case *expect < 0 || *expect > maxProcs:
-			return bad("--expect %d: want 1 to %d", *expect, maxProcs)
+		case *expect < 0 || *expect > bench.MaxProcs:
+			return bad("--expect %d: want 1 to %d", *expect, bench.MaxProcs)
 		}
 		if err := collect.CheckRunID(*runID); err != nil {
 			return bad("--run: %v", err)

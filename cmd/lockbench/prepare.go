@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
 )
@@ -19,7 +20,7 @@ import (
 // anything runs, the faults an attached deployment can take, the ACL of --key-prefix and keys
 // of lockbench's shapes already there; and begin the result file. On an exit code other than
 // exitOK it has said why and closed what it opened; otherwise the caller closes the target.
-func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *progressUI, stderr io.Writer) (*runTarget, *results.File, int) {
+func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *progress.UI, stderr io.Writer) (*runTarget, *results.File, int) {
 	tgt, err := startTopology(ctx, f, ui, func(t compose.Topology) { in.onHardStop(func() { t.Close() }) })
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/target"
 
 	"github.com/lockbench/lockbench/bench"
@@ -107,7 +108,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	ui := newProgressUI(stderr)
+	ui := progress.New(stderr)
 	stopProfiles, ok := profile("run", f, stderr)
 	if !ok {
 		return exitUsage
@@ -171,7 +172,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockbench run: thresholds: %v\n", err)
 		}
 		if res.ThresholdsFailed > 0 {
-			ui.line("lockbench run: %d of %d thresholds failed", res.ThresholdsFailed, len(res.Thresholds))
+			ui.Line("lockbench run: %d of %d thresholds failed", res.ThresholdsFailed, len(res.Thresholds))
 		}
 	}
 	if !writeOutputs("run", f, file, stdout, stderr, ui) {
@@ -188,29 +189,22 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// writeOutputs ends run and sweep alike: the benchstat lines (--benchfmt), the result files
-// (unless --no-results) and the report (--report), when there is anything to write. It reports
-// whether the files that were asked for were written.
-func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io.Writer, ui *progressUI) bool {
+// writeOutputs ends run and sweep alike: the benchstat lines (--benchfmt), then the result files
+// (unless --no-results) and the report (--report), when there is anything to write
+// (bench.Outputs). It reports whether the files that were asked for were written.
+func writeOutputs(cmd string, f *runFlags, file *results.File, stdout, stderr io.Writer, ui *progress.UI) bool {
 	if f.benchfmt {
 		if err := results.WriteBenchfmt(stdout, file.Runs); err != nil {
 			fmt.Fprintf(stderr, "lockbench %s: benchfmt: %v\n", cmd, err)
 		}
 	}
-	if len(file.Runs) == 0 && len(file.Skipped) == 0 {
-		return true
-	}
+	out := bench.Outputs{Report: f.report}
 	if !f.noResults {
-		if err := bench.WriteFiles(f.out, file, ui); err != nil {
-			fmt.Fprintf(stderr, "lockbench %s: writing results: %v\n", cmd, err)
-			return false
-		}
+		out.Dir = f.out
 	}
-	if f.report != "" {
-		if err := runReport(f.report, file, ui); err != nil {
-			fmt.Fprintf(stderr, "lockbench %s: report: %v\n", cmd, err)
-			return false
-		}
+	if err := out.Write(file, ui); err != nil {
+		fmt.Fprintf(stderr, "lockbench %s: %v\n", cmd, err)
+		return false
 	}
 	return true
 }

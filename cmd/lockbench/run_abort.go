@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/spf13/pflag"
 )
-
-// defaultAbortAfter is how long a measured phase runs before --abort-on-fail looks at it: a
-// p99 of the first few hundred milliseconds is mostly connection set-up and cold caches.
-const defaultAbortAfter = time.Second
 
 // abortFlags are --abort-on-fail and --abort-after (run and sweep).
 type abortFlags struct {
@@ -24,7 +21,7 @@ func (a *abortFlags) add(fs *pflag.FlagSet, cmd string) {
 		what = "a step is already past the --slo: the step stops (verdict over, the time saved in the summary) and the sweep goes on as after any step over the SLO"
 	}
 	fs.BoolVar(&a.on, "abort-on-fail", false, "check every --timeline-interval once --abort-after has passed, and stop when "+what)
-	fs.DurationVar(&a.after, "abort-after", defaultAbortAfter, "with --abort-on-fail: how long each measured phase runs before it is checked")
+	fs.DurationVar(&a.after, "abort-after", bench.DefaultAbortAfter, "with --abort-on-fail: how long each measured phase runs before it is checked")
 }
 
 // check returns what is wrong with the flags of cmd, or "": run checks ths, its thresholds,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/generators"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/spf13/pflag"
 )
 
@@ -60,7 +61,7 @@ func (g *generatorFlags) nativeHost() string {
 // startNetwork creates the generators' own network (see generatorFlags.network) with
 // bench.StartGeneratorNetwork and returns a func that removes it. announce says where the
 // servers bind (lockbench starts them natively).
-func (g *generatorFlags) startNetwork(ctx context.Context, announce bool, ui *progressUI) (func(), error) {
+func (g *generatorFlags) startNetwork(ctx context.Context, announce bool, ui *progress.UI) (func(), error) {
 	if !g.docker() {
 		return func() {}, nil
 	}

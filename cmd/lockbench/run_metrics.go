@@ -1,12 +1,11 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/metrics"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
 )
@@ -47,18 +46,13 @@ func (m *metricsFlags) check(fs *pflag.FlagSet, cmd string, procs int) string {
 	if err := (bench.MetricsSpec{Addr: m.addr, Linger: m.linger, Procs: procs}).Check(); err != nil {
 		return err.Error()
 	}
-	if m.runID == "" {
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		m.runID = hex.EncodeToString(b)
-	}
 	return ""
 }
 
 // start serves the metrics (bench.ServeMetrics), before anything is measured: a port in use is
 // bad input. With --procs (procs > 1) the processes serve (each on PORT+index) and this one only
 // checks that the ports are free. It reports what went wrong, for exit code 2.
-func (m *metricsFlags) start(procs int, ui *progressUI) error {
+func (m *metricsFlags) start(procs int, ui *progress.UI) error {
 	s, err := bench.ServeMetrics(bench.MetricsSpec{Addr: m.addr, RunID: m.runID, Linger: m.linger, Procs: procs}, ui)
 	m.served = s
 	return err

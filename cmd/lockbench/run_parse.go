@@ -118,66 +118,19 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 			return bad("%v", err)
 		}
 	}
-	// Zero means "default" inside workloads.Config; on the command line it is a mistake.
-	if f.cfg.Concurrency < 1 {
-		return bad("--concurrency %d must be at least 1", f.cfg.Concurrency)
+	// A zero on the command line is what the user typed; in a bench.Spec, the default.
+	explicit, err := f.benchSpec().Explicit(fs.Changed)
+	if err != nil {
+		return bad("%v", err)
 	}
-	if f.cfg.Keys < 1 {
-		return bad("--keys %d must be at least 1", f.cfg.Keys)
-	}
-	if f.cfg.Duration <= 0 {
-		return bad("--duration %v must be positive", f.cfg.Duration)
-	}
-	if msg := checkPacing(fs.Changed("rate"), f.cfg.Rate, f.cfg.Arrival); msg != "" {
-		return bad("%s", msg)
-	}
-	if !fs.Changed("warmup") && f.cfg.Warmup == 0 {
-		f.cfg.Warmup = workloads.DefaultWarmup
-	} else if f.cfg.Warmup == 0 {
-		f.cfg.Warmup = -1 // explicit --warmup 0s: no warm-up
-	}
-	if !(f.cfg.ReadRatio >= 0 && f.cfg.ReadRatio <= 1) { // NaN too
-		return bad("--read-ratio %v: want 0 to 1", f.cfg.ReadRatio)
-	}
-	if f.cfg.ReadRatio == 0 {
-		f.cfg.ReadRatio = -1 // explicit --read-ratio 0: writes only; 0 in workloads.Config is the default
-	}
-	if fs.Changed("fanout") {
-		if f.cfg.Fanout < 1 || f.cfg.Fanout > min(f.cfg.Keys, workloads.MaxFanout) {
-			return bad("--fanout %d: want 1 to %d (--keys %d, at most %d)", f.cfg.Fanout, min(f.cfg.Keys, workloads.MaxFanout), f.cfg.Keys, workloads.MaxFanout)
-		}
-	} else {
-		f.cfg.Fanout = 0 // the default, or --keys if fewer
-	}
-	if f.repeat < 1 || f.repeat > bench.MaxRepeat {
-		return bad("--repeat %d: want 1 to %d", f.repeat, bench.MaxRepeat)
-	}
-	if strings.TrimSpace(f.cfg.KeyPrefix) == "" {
-		return bad("--key-prefix must not be empty: it keeps lockbench's keys apart from yours")
-	}
-	if f.cfg.Depth < 1 || f.cfg.Depth > workloads.MaxDepth {
-		return bad("--depth %d: want 1 to %d", f.cfg.Depth, workloads.MaxDepth)
-	}
+	f.cfg = explicit.Config
 	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
 	if err != nil {
 		return bad("%v", err)
 	}
 	f.spec = spec
-	switch f.provider {
-	case target.ProviderNative, target.ProviderDocker:
-	default:
-		return bad("--provider %q: want native or docker", f.provider)
-	}
-	if fs.Changed("provider") && len(f.addrs) > 0 {
-		return bad("--provider says how lockbench starts a topology; with --addr it attaches to yours instead")
-	}
-	if fs.Changed("image") {
-		if f.provider != target.ProviderDocker {
-			return bad("--image is for --provider docker")
-		}
-		if err := docker.CheckImageRef(f.image); err != nil {
-			return bad("--image: %v", err)
-		}
+	if err := target.CheckProvider(f.provider, f.image, len(f.addrs) > 0, fs.Changed); err != nil {
+		return bad("%v", err)
 	}
 	if msg := f.net.check(fs); msg != "" {
 		return bad("%s", msg)
@@ -270,20 +223,13 @@ func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
 }
 
 // checkWorker returns what is wrong with the spec a worker's flags make
-// (bench.WorkerSpec.Validate), then what a worker does not do, or "".
+// (bench.WorkerSpec.Validate), then what a worker does not do (bench.Spec.ForWorker), or "".
 func checkWorker(fs *pflag.FlagSet, f *runFlags) string {
 	if err := f.workerSpec().Validate(); err != nil {
 		return err.Error()
 	}
-	switch {
-	case len(f.drivers) != 1:
-		return fmt.Sprintf("a worker runs one driver, not %d (--driver %s): start one set of workers per driver", len(f.drivers), strings.Join(f.drivers, ","))
-	case f.repeat != 1:
-		return "a worker runs once: start the workers again to repeat (--repeat is for lockbench run)"
-	case len(f.thresholds) > 0:
-		return "--threshold is checked by lockbench run or on the merged file (lockbench compare), not by a worker"
-	case fs.Changed("provider") || fs.Changed("image"):
-		return "a worker attaches to a running deployment (--addr); --provider and --image are for lockbench run"
+	if err := f.benchSpec().ForWorker(fs.Changed("provider") || fs.Changed("image")); err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -296,7 +242,7 @@ func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
 		return msg
 	}
 	if f.referee.addr == "" {
-		f.referee.addr = refereeNative
+		f.referee.addr = bench.NativeReferee
 	}
 	c := bench.DockerCheck{Provider: f.provider, Topology: f.spec, Secure: f.conn.startSecure, Net: f.net.cond != nil,
 		Profiles: f.cpuprof != "" || f.tracefile != "", Metrics: f.metrics.addr != "", ConnArgs: f.conn.child,

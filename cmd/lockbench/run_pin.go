@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/pin"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
 )
@@ -42,7 +43,7 @@ func (p *pinFlags) check(fs *pflag.FlagSet, spec compose.Spec, attached bool) st
 // apply places lockbench itself (all its threads, and the processes it forks from now on) and
 // returns what undoes it. It says where everything runs, and warns when client and server
 // share CPUs.
-func (p *pinFlags) apply(ui *progressUI) (restore func(), err error) {
+func (p *pinFlags) apply(ui *progress.UI) (restore func(), err error) {
 	restore, err = pin.Self(p.client)
 	if err != nil {
 		if errors.Is(err, pin.ErrUnsupported) {
@@ -53,9 +54,9 @@ func (p *pinFlags) apply(ui *progressUI) (restore func(), err error) {
 	if pl := p.placement; pl != nil {
 		pl.GOMAXPROCS = runtime.GOMAXPROCS(0)
 		if pl.Shared {
-			ui.line("warning: %s", pl)
+			ui.Line("warning: %s", pl)
 		} else {
-			ui.line("%s", pl)
+			ui.Line("%s", pl)
 		}
 	}
 	return restore, nil

@@ -6,31 +6,6 @@ import (
 	"testing"
 )
 
-func TestRunRateBadInput(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		args []string
-		out  string
-	}{
-		{[]string{"--rate", "0"}, "--rate 0: want a positive rate"},
-		{[]string{"--rate", "-100"}, "--rate -100: want a positive rate"},
-		{[]string{"--rate", "NaN"}, "--rate NaN"},
-		{[]string{"--rate", "fast"}, "invalid argument"},
-		{[]string{"--rate", "1e9"}, "at most 10000000"},
-		{[]string{"--rate", "100", "--arrival", "bursty"}, `--arrival "bursty": want uniform or poisson`},
-		{[]string{"--arrival", "poisson"}, "--arrival poisson needs --rate"},
-		{[]string{"--arrival", "uniform"}, "--arrival uniform needs --rate"},
-	}
-	for _, tc := range cases {
-		var out, errb bytes.Buffer
-		code := dispatch(append([]string{"run"}, tc.args...), &out, &errb)
-		all := out.String() + errb.String()
-		if code != exitUsage || !strings.Contains(all, tc.out) {
-			t.Errorf("lockbench run %q: exit %d, output %q; want exit %d containing %q", tc.args, code, all, exitUsage, tc.out)
-		}
-	}
-}
-
 // An open-loop run end to end: the result file says which pacing ran, at what rate, with the
 // service time beside the latency from the intended start, and the summary shows it.
 func TestRunOpenLoopEndToEnd(t *testing.T) {

@@ -7,9 +7,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// refereeNative is --referee's value for a referee lockbench starts itself.
-const refereeNative = bench.NativeReferee
-
 // refereeOff is run's --referee value for none, where an exec: driver would get one by default:
 // to measure the pipe alone (the referee adds two round trips per acquisition).
 const refereeOff = "off"
@@ -39,9 +36,9 @@ func (g *refereeFlags) check(cmd string) string {
 		return "--referee-ca-file needs --referee"
 	case g.addr == "":
 		return ""
-	case g.addr == refereeNative && cmd != cmdRun:
+	case g.addr == bench.NativeReferee && cmd != cmdRun:
 		return "--referee native: a worker uses the run's referee; give its address"
-	case g.addr == refereeNative:
+	case g.addr == bench.NativeReferee:
 		return ""
 	}
 	if _, err := referee.Settings(referee.Options{Addr: g.addr, CAFile: g.caFile}); err != nil {
@@ -64,7 +61,7 @@ func (g *refereeFlags) defaultFor(cmd string, drivers []string) string {
 		return ""
 	}
 	if cmd == cmdRun && g.addr == "" && extdriver.NeedsReferee(drivers) {
-		g.addr = refereeNative
+		g.addr = bench.NativeReferee
 	}
 	return ""
 }

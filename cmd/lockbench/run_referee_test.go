@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lockbench/lockbench/bench"
+)
 
 // TestExecDriversGetTheReferee: lockbench run with an external driver and no --referee gets a
 // native referee; a named referee, a run without exec: drivers and a worker keep theirs.
@@ -10,7 +14,7 @@ func TestExecDriversGetTheReferee(t *testing.T) {
 		drivers   []string
 		want      string
 	}{
-		{cmdRun, "", []string{"lockcore", "exec:null=/bin/null-adapter"}, refereeNative},
+		{cmdRun, "", []string{"lockcore", "exec:null=/bin/null-adapter"}, bench.NativeReferee},
 		{cmdRun, "127.0.0.1:7777", []string{"exec:null=/bin/null-adapter"}, "127.0.0.1:7777"},
 		{cmdRun, "", []string{"lockcore", "naive"}, ""},
 		{cmdWorker, "", []string{"exec:null=/bin/null-adapter"}, ""},

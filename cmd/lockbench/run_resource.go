@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
@@ -41,7 +42,7 @@ func (g *resourceFlags) check(cmd, workload string, ref *refereeFlags) string {
 		return "--resource lives on the referee: not with --referee off"
 	}
 	if ref.addr == "" && cmd == cmdRun {
-		ref.addr, g.autoReferee = refereeNative, true
+		ref.addr, g.autoReferee = bench.NativeReferee, true
 	}
 	return "" // a worker's --resource without --referee: bench.WorkerSpec.Validate, checked before
 }

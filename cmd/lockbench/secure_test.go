@@ -158,7 +158,7 @@ func TestRunProcsSecure(t *testing.T) {
 // sentinel's container addresses are not in the certificate. The generator processes' flags
 // are checked in package bench (TestSecureConnOfProcesses), the certificate in package target.
 func TestSecureStartDockerServerName(t *testing.T) {
-	for _, provider := range []string{providerNative, providerDocker} {
+	for _, provider := range []string{target.ProviderNative, target.ProviderDocker} {
 		s, err := target.NewSecure(filepath.Join(t.TempDir(), "secrets"), provider, true, true)
 		if err != nil {
 			t.Fatal(err)
@@ -167,7 +167,7 @@ func TestSecureStartDockerServerName(t *testing.T) {
 			Secure: &kept.Secure{TLS: true, CAFile: s.CAFile, ServerName: s.ServerName, User: target.SecureUser, PasswordFile: s.PasswordFile}}
 		line := st.RunLine()
 		named := strings.Contains(line, "--tls-server-name "+target.SecureServerName)
-		if named != (provider == providerDocker) {
+		if named != (provider == target.ProviderDocker) {
 			t.Errorf("%s: run line %q: --tls-server-name for docker only", provider, line)
 		}
 		s.Remove()

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/sweep"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
@@ -26,7 +27,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	ui := newProgressUI(stderr)
+	ui := progress.New(stderr)
 	stopProfiles, ok := profile("sweep", f, stderr)
 	if !ok {
 		return exitUsage
@@ -43,19 +44,17 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	defer in.release()
 
 	// The first progress line: how long this may take, before anything starts.
-	ui.line("sweep plan: %s", sweep.PlanTime(opts).Describe())
+	ui.Line("sweep plan: %s", sweep.PlanTime(opts).Describe())
 	tgt, file, code := prepare(ctx, cmdSweep, f, in, ui, stderr)
 	if code != exitOK {
 		return code
 	}
 	defer tgt.close()
 	status := sweep.NewStatus(opts)
-	ui.mu.Lock()
-	ui.prefix = status.Prefix
-	ui.mu.Unlock()
+	ui.SetPrefix(status.Prefix)
 	opts.Progress = func(e sweep.Event) {
 		for _, line := range status.Update(e) {
-			ui.line("%s", line)
+			ui.Line("%s", line)
 		}
 	}
 	out, err := bench.Sweep(ctx, tgt.Target, f.benchSpec(), opts, bench.Options{Reporter: ui, Metrics: f.metrics.runMetrics}, file)

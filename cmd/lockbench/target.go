@@ -4,14 +4,8 @@ import (
 	"context"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/target"
-)
-
-// Providers: who starts the topology when no --addr is given, by the names check.go and the
-// tests use.
-const (
-	providerNative = target.ProviderNative
-	providerDocker = target.ProviderDocker
 )
 
 // runTarget is the deployment a command drives (package target), with what lockbench did to
@@ -26,9 +20,9 @@ type runTarget struct {
 // started topology before anything else can fail, so a second Ctrl-C can stop it. A topology
 // started with --auth or --tls keeps its connection settings (target.Target.Conn, Secure):
 // drivers and generator processes connect with them through the target.
-func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart func(compose.Topology)) (*runTarget, error) {
+func startTopology(ctx context.Context, f *runFlags, ui *progress.UI, onStart func(compose.Topology)) (*runTarget, error) {
 	rt := &runTarget{}
-	spec := target.Spec{Topology: f.spec, Net: f.net.cond, Log: ui.line, OnStart: onStart}
+	spec := target.Spec{Topology: f.spec, Net: f.net.cond, Log: ui.Line, OnStart: onStart}
 	spec.OnConnected = func() (err error) {
 		rt.unpin, err = f.pin.apply(ui)
 		return err
@@ -36,7 +30,7 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 	if len(f.addrs) > 0 {
 		spec.Attach = f.conn.settings
 		for _, w := range spec.Attach.Warnings() {
-			ui.line("warning: %s", w)
+			ui.Line("warning: %s", w)
 		}
 	} else {
 		spec.Provider, spec.Image = f.provider, f.image
@@ -46,7 +40,7 @@ func startTopology(ctx context.Context, f *runFlags, ui *progressUI, onStart fun
 			spec.Native.Host = h // where the generator containers reach the servers
 		}
 	}
-	ui.line("%s", spec.Describe())
+	ui.Line("%s", spec.Describe())
 	t, err := target.Open(ctx, spec)
 	if err != nil {
 		if rt.unpin != nil {

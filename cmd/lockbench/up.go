@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -80,43 +79,12 @@ func upCommand(args []string, stdout, stderr io.Writer) int {
 	in := catchInterrupts(func(sig os.Signal) { logf("%v: stopping the topology (again to quit at once)", sig) }, cancel)
 	defer in.release()
 
-	up, err := kept.NewUp(o)
-	if err != nil {
-		if errors.Is(err, kept.ErrRunning) {
-			logf("%v: stop it with 'lockbench down --name %s' or choose another --name", err, o.Name)
-		} else {
-			logf("%v", err)
-		}
+	interrupted, err := kept.Serve(ctx, o, stdout, logf, in.onHardStop)
+	switch {
+	case interrupted:
+		return exitInterrupted
+	case err != nil:
 		return exitFailure
 	}
-	defer up.Close()
-	in.onHardStop(up.Abandon)
-
-	logf("starting %s (%s provider)", o.Topology, o.Provider)
-	if err := up.Start(ctx); err != nil {
-		logf("%v", err)
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		return exitFailure
-	}
-	defer func() {
-		logf("stopping %s", o.Topology)
-		if err := up.Stop(); err != nil {
-			logf("stop: %v", err)
-			return
-		}
-		logf("stopped")
-	}()
-
-	st, err := up.Publish()
-	if err != nil {
-		logf("%v", err)
-		return exitFailure
-	}
-	st.WriteSummary(stdout)
-	logf("%s is up (pid %d): stop it with Ctrl-C or 'lockbench down --name %s'", o.Topology, st.Pid, o.Name)
-
-	<-ctx.Done()
 	return exitOK
 }

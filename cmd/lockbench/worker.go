@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/progress"
 )
 
 // envImage names the container image a worker runs in; its orchestrator sets it (the image's
@@ -50,7 +51,7 @@ func workerCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	ui := newProgressUI(stderr)
+	ui := progress.New(stderr)
 	stopProfiles, ok := profile("worker", f, stderr)
 	if !ok {
 		return exitUsage

@@ -1,4 +1,4 @@
-package main
+package profiling
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-func TestStartProfilesWritesBoth(t *testing.T) {
+func TestStartWritesBoth(t *testing.T) {
 	dir := t.TempDir()
 	cpu, tr := filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "run.trace")
-	stop, err := startProfiles(cpu, tr)
+	stop, err := Start(cpu, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,24 +34,24 @@ func TestStartProfilesWritesBoth(t *testing.T) {
 	}
 }
 
-func TestStartProfilesNamesTheFlag(t *testing.T) {
+func TestStartNamesTheFlag(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "f")
 	for _, c := range []struct{ cpu, trace, flag string }{
 		{missing, "", "--cpuprofile"},
 		{"", missing, "--trace"},
 		{filepath.Join(t.TempDir(), "cpu.prof"), missing, "--trace"},
 	} {
-		stop, err := startProfiles(c.cpu, c.trace)
+		stop, err := Start(c.cpu, c.trace)
 		if err == nil {
 			stop()
-			t.Fatalf("startProfiles(%q, %q) = nil error", c.cpu, c.trace)
+			t.Fatalf("Start(%q, %q) = nil error", c.cpu, c.trace)
 		}
 		if !strings.HasPrefix(err.Error(), c.flag+":") {
-			t.Errorf("startProfiles(%q, %q) = %v, want it to name %s", c.cpu, c.trace, err, c.flag)
+			t.Errorf("Start(%q, %q) = %v, want it to name %s", c.cpu, c.trace, err, c.flag)
 		}
 	}
 	// A failed start leaves no profile running: another one can start.
-	stop, err := startProfiles(filepath.Join(t.TempDir(), "cpu.prof"), "")
+	stop, err := Start(filepath.Join(t.TempDir(), "cpu.prof"), "")
 	if err != nil {
 		t.Fatalf("CPU profile after a failed start: %v", err)
 	}
