@@ -206,7 +206,9 @@ func TestAttachedRunTouchesOnlyItsOwnKeys(t *testing.T) {
 		return code, errb.String(), dir
 	}
 
-	all := "lockcore,lockcore-fair,lockcore-fenced,redisson,redisson:version=3.23,redisson-fair,redsync,redislock,rueidislock,naive"
+	// Every built-in driver and the floor reference, and the Redisson profiles whose keys differ:
+	// 3.52 names its unlock latch by the client id, 3.23 has none, the default (4.7) by request.
+	all := "lockcore,lockcore-fair,lockcore-fenced,redisson,redisson:version=3.23,redisson:version=3.52,redisson-fair,redisson-fenced,redisson-spin,redsync,redislock,rueidislock,naive,floor"
 	removed := map[string]int64{}
 	for _, workload := range []string{"contention", "rw", "multilock", "reentrancy"} {
 		code, stderr, dir := run("--key-prefix", attachedPrefix, "--workload", workload, "--driver", all)

@@ -5,10 +5,17 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/extdriver/adapter"
 )
 
-// TestMain lets the test binary stand in for lockbench in subprocess tests (signals, exit codes).
+// TestMain lets the test binary stand in for lockbench in subprocess tests (signals, exit codes),
+// and for the null adapter built into lockbench ("exec:null" with no command), as main does: so
+// in-process tests parse and run exec:null as the binary would.
 func TestMain(m *testing.M) {
+	if code, served := adapter.ServeBuiltin(os.Args[1:]); served {
+		os.Exit(code)
+	}
 	if os.Getenv("LOCKBENCH_TEST_MAIN") == "1" {
 		main()
 		return
