@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,7 +117,16 @@ func exclude(t *testing.T, l drivers.Locker, prefix string, workers, rounds, key
 			for i := range rounds {
 				k := (w + i) % keys
 				name := fmt.Sprintf("%s:%d", prefix, k)
-				if err := wk.Lock(ctx, name); err != nil {
+				err := wk.Lock(ctx, name)
+				// rueidislock gives up a key whose SET has not answered within its TryNextAfter
+				// (20 ms) and returns context.DeadlineExceeded while the caller's context lives:
+				// a loaded machine's reply time, not a broken lock. Such an attempt is taken again,
+				// a few times at most; exclusion is checked on every grant all the same.
+				for retries := 0; err != nil && retries < 5 && rueidislockGaveUp(l, ctx, err); retries++ {
+					t.Logf("worker %d lock %s: %v (rueidislock's per-key timeout under load; again)", w, name, err)
+					err = wk.Lock(ctx, name)
+				}
+				if err != nil {
 					t.Errorf("worker %d lock %s: %v", w, name, err)
 					return
 				}
@@ -347,4 +357,11 @@ func BenchmarkLockUnlock(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "acq/s")
 		})
 	}
+}
+
+// rueidislockGaveUp reports whether err is rueidislock's per-key acquire timeout (TryNextAfter)
+// firing while the caller's ctx still lives (see exclude).
+func rueidislockGaveUp(l drivers.Locker, ctx context.Context, err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil &&
+		strings.Contains(l.Settings()["library"], "rueidislock")
 }
