@@ -2,7 +2,6 @@ package extdriver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -325,7 +324,7 @@ func (a *Adapter) Err() error {
 func (a *Adapter) read(r *bufio.Reader) {
 	var err error
 	for {
-		if hasLine(r) {
+		if lines.Buffered(r) {
 			a.hold.Store(true)
 		} else { // about to wait for the adapter: send what the batch's callers queued
 			a.hold.Store(false)
@@ -481,16 +480,6 @@ func (a *Adapter) send(op, owner, name string, waitMS int64, names []string, tim
 		return 0, nil, a.err
 	}
 	return id, c, nil
-}
-
-// hasLine reports whether r holds a whole line already, so that reading it will not block.
-func hasLine(r *bufio.Reader) bool {
-	n := r.Buffered()
-	if n == 0 {
-		return false
-	}
-	p, _ := r.Peek(n)
-	return bytes.IndexByte(p, '\n') >= 0
 }
 
 // ErrNoReply is wrapped when a release or a cancelled acquire got no reply within ReplyTimeout.

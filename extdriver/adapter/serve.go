@@ -216,21 +216,11 @@ func (s *server) replyErr(id uint64, err error, release, now bool) {
 	}
 }
 
-// hasLine reports whether r holds a whole line already, so that reading it will not block.
-func hasLine(r *bufio.Reader) bool {
-	n := r.Buffered()
-	if n == 0 {
-		return false
-	}
-	p, _ := r.Peek(n)
-	return bytes.IndexByte(p, '\n') >= 0
-}
-
 func (s *server) read(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	f := make([][]byte, 0, 8)
 	for {
-		if !hasLine(r) { // about to wait for lockbench: send what is queued first
+		if !lines.Buffered(r) { // about to wait for lockbench: send what is queued first
 			if err := s.out.Flush(); err != nil {
 				return err
 			}
