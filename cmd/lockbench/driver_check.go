@@ -20,12 +20,12 @@ const driverCheckExamples = `
 ADAPTER is an exec driver spec, 'exec:NAME=COMMAND', or a bare COMMAND (see docs/external-drivers.md).
 
 Examples:
-  lockbench driver-check 'exec:redis-py=python3 adapters/redispy_lock.py'
+  lockbench driver-check 'exec:redis-py=/usr/bin/python3 adapters/redispy_lock.py'
   lockbench driver-check --addr 10.0.0.5:6379 '/tmp/redsync-adapter'
 
 Output (stdout): one line per rule, "ok   RULE" or "FAIL RULE: OPERATION: what happened". Rules:
-hello, exclusion (checked by a referee), non-owner-release, wait-timeout, reentrant (when the
-hello claims it), lease-expiry, shutdown.
+hello, exclusion (checked by a referee), non-owner-release, wait-timeout, reentrant, rw, multi
+and fenced (each when the hello claims it), lease-expiry, shutdown.
 Exit codes: 0 every rule held, 1 a rule failed (or no Redis could be started), 2 bad input.
 `
 
