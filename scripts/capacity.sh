@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # capacity.sh measures capacity per Redis core, the "Capacity: W1 placed and not placed" table of docs/findings.md: W1
-# (64 workers, 10000 keys) for lockcore, lockcore:batch=0, rueidislock and naive, with client and
+# (64 workers, 10000 keys) for lockcore, lockcore:batch=0, redisson (4.7), rueidislock, naive and the
+# floor (bare SET NX PX + DEL, not a lock: the Redis CPU every driver is stated against), with client and
 # server unplaced (--pin off) and placed apart (--pin auto: redis-server on the last CPU, lockbench
 # on the others), 3 interleaved rounds each; then the check that the projected server-bound
 # capacity holds: each of two drivers whose server CPU per acquisition does not depend on load
 # (lockcore:batch=0, naive) is projected from an open loop that keeps Redis partly busy, and then
 # driven to saturation in a closed loop with two generator processes; the saturated throughput
-# is compared with the projection. About 4 minutes; run it on an otherwise idle machine.
+# is compared with the projection. About 6 minutes; run it on an otherwise idle machine.
 #
 #   bash scripts/capacity.sh                       # result files in lockbench-results/capacity
 #   LOCKBENCH_CAPACITY_OUT=/tmp/c LOCKBENCH_CAPACITY_DURATION=2s bash scripts/capacity.sh
@@ -22,7 +23,7 @@ mkdir -p "$out"
 
 dur=${LOCKBENCH_CAPACITY_DURATION:-5s}
 w1=(--concurrency 64 --keys 10000 --duration "$dur" --warmup 1s)
-drivers=lockcore,lockcore:batch=0,rueidislock,naive
+drivers=lockcore,lockcore:batch=0,redisson,rueidislock,naive,floor
 for pin in off auto; do
 	echo "==> W1, --pin $pin: $drivers, 3 interleaved rounds" >&2
 	bin/lockbench run --pin "$pin" --driver "$drivers" "${w1[@]}" --repeat 3 --out "$out/pin-$pin"
