@@ -35,12 +35,9 @@ TLS, database, INFO or the keys of --key-prefix.
 
 // checkCommand is lockbench check: the preflight of a deployment, without a run.
 func checkCommand(args []string, stdout, stderr io.Writer) int {
-	f := &runFlags{provider: target.ProviderNative}
+	f := &runFlags{}
 	fs := newCmdFlagSet("check", stderr)
-	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N")
-	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "the deployment, as lockbench run takes it (host:port, redis://, rediss://, unix://)")
-	f.conn.add(fs.FlagSet)
+	f.deploy.RegisterAttached(fs.FlagSet)
 	fs.IntVar(&f.cfg.Concurrency, "concurrency", 64, "workers per driver a run would have, for the maxclients check")
 	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "the --key-prefix a run would have: check asks the server whether the user may use its keys (ACL)")
 	bad := fs.bad
@@ -50,23 +47,21 @@ func checkCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	if len(f.addrs) == 0 && fs.Changed("addr") {
-		return bad("%s", emptyAddr)
+	if !f.deploy.Attached() && fs.Changed("addr") {
+		return bad("%s", target.EmptyAddr)
 	}
-	if len(f.addrs) == 0 {
+	if !f.deploy.Attached() {
 		return bad("give the deployment's --addr")
 	}
-	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
-	if err != nil {
+	if err := f.deploy.CheckShape(fs.Changed); err != nil {
 		return bad("%v", err)
 	}
-	f.spec = spec
 	if f.cfg.Concurrency < 1 {
 		return bad("--concurrency %d must be at least 1", f.cfg.Concurrency)
 	}
-	f.conn.noFiles = flagsOnly(stdout)
-	if msg := f.conn.check(fs.FlagSet, f.addrs, spec, false); msg != "" {
-		return bad("%s", msg)
+	f.deploy.Offline = flagsOnly(stdout)
+	if err := f.deploy.CheckConn(fs.FlagSet, false); err != nil {
+		return bad("%v", err)
 	}
 	if flagsOnly(stdout) {
 		return exitOK

@@ -214,11 +214,11 @@ func TestKubernetesJobRunsAWorker(t *testing.T) {
 			t.Fatalf("index %d: lockbench worker refuses %q: exit %d: %s", index, args, code, out.String())
 		}
 		ff := f.fleet
-		if ff.index != index || ff.procs != completions || !ff.startAt.Equal(startAt) || ff.clock != bench.ClockRedis {
-			t.Errorf("index %d: worker index %d procs %d start %v clock %s; want the pod's index, completions %d, START_AT, redis", index, ff.index, ff.procs, ff.startAt, ff.clock, completions)
+		if ff.Index != index || ff.Procs != completions || !ff.StartAt.Equal(startAt) || ff.Clock != bench.ClockRedis {
+			t.Errorf("index %d: worker index %d procs %d start %v clock %s; want the pod's index, completions %d, START_AT, redis", index, ff.Index, ff.Procs, ff.StartAt, ff.Clock, completions)
 		}
-		if f.collect.addr == "" || f.collect.runID != "20261123T115800Z" {
-			t.Errorf("index %d: --collect %q --run %q: want the results collected under RUN_ID", index, f.collect.addr, f.collect.runID)
+		if f.collect.Addr == "" || f.collect.RunID != "20261123T115800Z" {
+			t.Errorf("index %d: --collect %q --run %q: want the results collected under RUN_ID", index, f.collect.Addr, f.collect.RunID)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 		switch {
 		case ctx.Err() != nil:
 			return nil, nil, exitInterrupted
-		case errors.Is(err, target.ErrBadSpec), cmd == cmdSweep && len(f.addrs) > 0:
+		case errors.Is(err, target.ErrBadSpec), cmd == cmdSweep && f.deploy.Attached():
 			// Nothing was run: --addr does not fit --topology, or refuses the credentials or
 			// TLS; for sweep also an --addr that does not answer (its documented exit 2).
 			return nil, nil, exitUsage
@@ -50,7 +50,7 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 	if cleanup != nil {
 		file.Cleanup = cleanup
 	}
-	file.Placement = f.pin.placement
+	file.Placement = f.pin.Placement
 	file.Label = f.label.name
 	return tgt, file, exitOK
 }

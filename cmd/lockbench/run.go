@@ -114,18 +114,21 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
-	if err := f.metrics.start(f.fleet.procs, ui); err != nil {
+	// Served before anything is measured: a port in use is bad input. With --procs the
+	// processes serve, and this one only checks that their ports are free.
+	served, err := bench.ServeMetrics(f.metrics.Spec(f.fleet.Procs), ui)
+	if err != nil {
 		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
 		return exitUsage // before anything was measured
 	}
-	defer f.metrics.stop()
+	defer served.Stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
 	defer in.release()
 
-	removeNetwork, err := f.gens.startNetwork(ctx, len(f.addrs) == 0 && f.provider == target.ProviderNative, ui)
+	removeNetwork, err := f.gens.startNetwork(ctx, !f.deploy.Attached() && f.deploy.Provider == target.ProviderNative, ui)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench run: %v\n", err)
 		return exitFailure
@@ -138,8 +141,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	defer tgt.close()
 	bench.Describe(ctx, tgt.Target, file, f.cfg.Concurrency, ui)
-	opts := bench.Options{Reporter: ui, File: file, Metrics: f.metrics.runMetrics, Fleet: f.fleetSpec(f.metrics.served)}
-	if rs := f.refereeSpec(); rs != nil {
+	opts := bench.Options{Reporter: ui, File: file, Metrics: served.Run, Fleet: f.fleetSpec(served)}
+	if rs := f.referee.Spec(f.gens.nativeHost()); rs != nil {
 		// Before anything is measured: a referee on the deployment under test is refused.
 		ref, err := bench.StartReferee(ctx, tgt.Target, *rs, ui)
 		if err != nil {

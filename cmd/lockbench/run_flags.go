@@ -3,7 +3,11 @@ package main
 import (
 	"time"
 
-	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/collect"
+	"github.com/lockbench/lockbench/netem"
+	"github.com/lockbench/lockbench/scenario"
+	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -16,12 +20,7 @@ type runFlags struct {
 	lease      time.Duration
 	repeat     int
 	baseline   string
-	topology   string
-	spec       compose.Spec
-	masterName string
-	provider   string
-	image      string
-	addrs      []string
+	deploy     target.Flags // --topology, --provider, --addr, the connection flags…
 	out        string
 	report     string
 	benchfmt   bool
@@ -29,23 +28,21 @@ type runFlags struct {
 	cpuprof    string
 	tracefile  string
 	thresholds []thresholds.Threshold
-	kneeExprs  []string       // sweep's --threshold, gates on the knees (thresholds.ParseKnee)
-	fleet      fleetFlags     // --procs, --net-proc, and lockbench worker's own flags (fleet.go)
-	gens       generatorFlags // --generators docker (run_generators.go)
-	net        netFlag        // --net (run_net.go)
-	conn       connFlags      // --user, --password-file, --tls… (run_conn.go)
-	faultFlags faultFlags     // run's --fault and --timeline-interval (run_faults.go)
-	metrics    metricsFlags   // --metrics-addr, --metrics-linger (run_metrics.go)
-	abort      abortFlags     // --abort-on-fail, --abort-after (run_abort.go)
-	stall      stallFlags     // --stall-threshold, --allow-stalls (run_stall.go)
-	pin        pinFlags       // --pin, --server-cpus, --client-cpus (run_pin.go)
-	exec       execFlags      // --exec-null (run_exec.go)
-	collect    collectFlags   // --collect, the worker's --run (run_collect.go)
-	referee    refereeFlags   // --referee (run_referee.go)
-	resource   resourceFlags  // --resource (run_resource.go)
-	keyspace   keyspaceFlags  // --clean-existing (run_keyspace.go)
-	label      labelFlag      // --label (run_label.go)
+	kneeExprs  []string           // sweep's --threshold, gates on the knees (thresholds.ParseKnee)
+	fleet      bench.FleetFlags   // --procs, --net-proc, and lockbench worker's own flags
+	gens       generatorFlags     // --generators docker (run_generators.go)
+	net        netem.Flag         // --net
+	faultFlags bench.FaultFlags   // run's --fault and --timeline-interval
+	metrics    bench.MetricsFlags // --metrics-addr, --metrics-linger
+	abort      bench.AbortFlags   // --abort-on-fail, --abort-after
+	stall      bench.StallFlags   // --stall-threshold, --allow-stalls
+	pin        bench.PinFlags     // --pin, --server-cpus, --client-cpus (placed by run_pin.go)
+	exec       execFlags          // --exec-null (run_exec.go)
+	collect    collect.Flags      // --collect, the worker's --run
+	referee    bench.RefereeFlags // --referee, --resource
+	keyspace   keyspaceFlags      // --clean-existing (run_keyspace.go)
+	label      labelFlag          // --label (run_label.go)
 	// flagsOnly: parse and check, make no directory and read no file (see parseOnly).
 	flagsOnly bool
-	scenario  string // --scenario (run_scenario.go)
+	scenario  scenario.Flag // --scenario
 }

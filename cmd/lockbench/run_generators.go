@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lockbench/lockbench/bench"
@@ -36,16 +37,16 @@ func (g *generatorFlags) add(fs *pflag.FlagSet) {
 
 func (g *generatorFlags) docker() bool { return g.kind == generatorsDocker }
 
-// check returns what is wrong with the group's own flags, or "". What --generators docker
+// check returns what is wrong with the group's own flags, or nil. What --generators docker
 // cannot be combined with is bench.DockerCheck's, and the image bench.CheckGeneratorImage's.
-func (g *generatorFlags) check(fs *pflag.FlagSet) string {
+func (g *generatorFlags) check(fs *pflag.FlagSet) error {
 	switch {
 	case g.kind != generatorsProcess && g.kind != generatorsDocker:
-		return fmt.Sprintf("--generators %q: want process or docker", g.kind)
+		return fmt.Errorf("--generators %q: want process or docker", g.kind)
 	case !g.docker() && (fs.Changed("generator-image") || fs.Changed("generator-cpus")):
-		return "--generator-image and --generator-cpus are for --generators docker"
+		return errors.New("--generator-image and --generator-cpus are for --generators docker")
 	}
-	return ""
+	return nil
 }
 
 // nativeHost is where servers lockbench starts for the run bind (the topology, a native

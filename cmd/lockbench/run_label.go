@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/lockbench/lockbench/results"
 	"github.com/spf13/pflag"
 )
@@ -20,13 +22,13 @@ func (g *labelFlag) add(fs *pflag.FlagSet, cmd string) {
 	fs.StringVar(&g.name, "label", "", "a name for this invocation's result file, e.g. BASE, NEW, v1.3 or pr-481 (letters, digits, . _ + -): lockbench compare shows each side's, lockbench report draws the file's runs under it")
 }
 
-// check returns what is wrong with the label, or "".
-func (g *labelFlag) check() string {
+// check returns what is wrong with the label, or nil.
+func (g *labelFlag) check() error {
 	if g.name == "" {
-		return ""
+		return nil
 	}
 	if err := results.CheckLabel(g.name); err != nil {
-		return "--" + err.Error()
+		return fmt.Errorf("--%w", err)
 	}
-	return ""
+	return nil
 }

@@ -7,12 +7,9 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/docker"
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/report"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/target"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/lockbench/lockbench/workloads"
 	"github.com/spf13/pflag"
@@ -34,7 +31,7 @@ func fleetCommand(name string) bool { return name == cmdRun || name == cmdWorker
 // and checks them, group by group, then the specs they make. On false it has said why, or
 // shown the help, and the int is the exit code.
 func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) (*runFlags, int, bool) {
-	f := &runFlags{fleet: fleetFlags{procs: 1}, flagsOnly: flagsOnly(stdout)}
+	f := &runFlags{fleet: bench.FleetFlags{Procs: 1}, flagsOnly: flagsOnly(stdout)}
 	cfs := newCmdFlagSet(c.name, stderr)
 	fs := cfs.FlagSet
 	fs.StringSliceVar(&f.drivers, "driver", []string{"naive", "lockcore"}, "lock drivers to compare, comma separated, run interleaved: "+strings.Join(drivers.Names(), ", ")+"; negative control, broken on purpose, never a default: "+strings.Join(drivers.Controls(), ", ")+
@@ -44,27 +41,9 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.IntVar(&f.repeat, "repeat", 1, "run every driver this many times, interleaved and rotating the order each round (a b c, c a b, b c a, …); the summary shows medians")
 	fs.StringVar(&f.baseline, "baseline", "", "driver the summary's throughput and p99 ratios compare with (default: the first --driver)")
 	fs.StringVar(&f.workload, "workload", "contention", "workload: "+strings.Join(workloads.Names(), ", "))
-	fs.IntVar(&f.cfg.Concurrency, "concurrency", workloads.DefaultConcurrency, "closed-loop workers, each its own lock owner; with --rate, the cap on attempts in flight")
-	fs.IntVar(&f.cfg.Keys, "keys", workloads.DefaultKeys, "distinct lock names")
-	fs.StringVar(&f.cfg.KeyDist, "key-dist", workloads.DefaultKeyDist, "key choice: uniform or zipf")
-	fs.Float64Var(&f.cfg.ZipfS, "zipf-s", workloads.DefaultZipfS, "zipf exponent (> 1) for --key-dist zipf")
-	fs.DurationVar(&f.cfg.Hold, "hold", 0, "time a lock is held before release (critical section)")
-	fs.Float64Var(&f.cfg.ReadRatio, "read-ratio", workloads.DefaultReadRatio, "share of cycles that take a read hold, 0 to 1, for --workload rw (the rest write)")
-	fs.IntVar(&f.cfg.Fanout, "fanout", workloads.DefaultFanout, "distinct keys each cycle locks at once, all or nothing, 1 to --keys, for --workload multilock")
-	fs.Float64Var(&f.cfg.Rate, "rate", 0, "open loop: start attempts on a schedule of this many acquisitions/s over all workers, latency measured from each one's intended start (default: closed loop)")
-	fs.StringVar(&f.cfg.Arrival, "arrival", "", "open-loop arrivals, with --rate: uniform (evenly spaced, the default) or poisson (exponential gaps, seeded by --seed)")
-	fs.IntVar(&f.cfg.Depth, "depth", workloads.DefaultDepth, "nesting depth of --workload reentrancy: the same owner takes the lock this many times, then releases it as many, 1 to "+strconv.Itoa(workloads.MaxDepth))
-	fs.DurationVar(&f.cfg.Duration, "duration", workloads.DefaultDuration, "length of the measured phase per run")
-	fs.DurationVar(&f.cfg.Warmup, "warmup", workloads.DefaultWarmup, "unrecorded warm-up per run before measuring (0s: none)")
-	fs.Int64Var(&f.cfg.Seed, "seed", workloads.DefaultSeed, "seed for key choices; equal seeds give equal key sequences")
-	fs.StringVar(&f.cfg.KeyPrefix, "key-prefix", workloads.DefaultKeyPrefix, "prefix of every lock name (lock names are the prefix and a number); on an attached deployment (--addr) lockbench deletes only the keys of its own shapes for it (the locks, e.g. lockbench:7, and their helper keys: see docs/topologies.md), never a key that merely contains it, and refuses a prefix shorter than 3 characters or one that begins keys that are not lockbench's")
+	f.cfg.Register(fs)
 	fs.DurationVar(&f.lease, "lease", 0, "lock lease; 0 uses each driver's default (lockcore: 30s renewed by the watchdog; lockcore on masters:N, RedLock: "+drivers.LockcoreRedLockDefaultLease.String()+" not renewed)")
-	fs.StringVar(&f.topology, "topology", compose.KindSingle, "deployment shape: single, sentinel, cluster or masters:N (N independent masters, 1 to "+strconv.Itoa(compose.MaxMasters)+"); started for the run unless --addr is given")
-	fs.StringVar(&f.masterName, "master-name", "", "sentinel master name, for --topology sentinel (default "+compose.DefaultMasterName+")")
-	fs.StringVar(&f.provider, "provider", target.ProviderNative, "how lockbench starts the topology: native (redis-server processes from PATH) or docker")
-	fs.StringVar(&f.image, "image", docker.DefaultImage, "Redis image for --provider docker ('lockbench image build' makes "+docker.LocalImage+" from this machine's redis-server)")
-	fs.StringSliceVar(&f.addrs, "addr", nil, "attach to an existing deployment of --topology instead of starting one, repeatable or comma separated: host:port, redis://[user@]host[:port][/db], rediss://… (TLS) or unix:///path (single, masters:N); the server (single), the sentinels (sentinel), any nodes (cluster), every master (masters:N). lockbench never FLUSHALLs it: before, between and after runs it deletes only the keys of its own shapes for --key-prefix (SCAN on every master, each key checked against the exact shapes), and a run refuses to start over such keys already there (see --clean-existing)")
-	f.conn.add(fs)
+	f.deploy.Register(fs)
 	fs.StringVar(&f.out, "out", bench.DefaultOut, "directory for result files, relative to the working directory")
 	fs.BoolVar(&f.noResults, "no-results", false, "do not write result files")
 	fs.StringVar(&f.report, "report", "", "also draw the results as an HTML page and PNG charts in this directory (see 'lockbench report --help')")
@@ -73,25 +52,24 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.tracefile, "trace", "", "write a Go execution trace of lockbench itself to this file (for go tool trace: scheduling and network-poller waits)")
 	thExprs := fs.StringArray("threshold", nil, "pass/fail condition, repeatable: absolute ('p99<5ms', 'throughput>20000', 'violations==0', 'lockcore p99<2ms') or a ratio of two drivers of this run ('lockcore/naive throughput>=1.5'); medians over rounds, ratios per round; a failed one exits "+strconv.Itoa(exitThresholds))
 	if fleetCommand(c.name) {
-		addFleetFlags(fs, &f.fleet, c.name)
-		f.collect.add(fs, c.name)
-		f.referee.add(fs, c.name)
-		f.resource.add(fs, c.name)
+		f.fleet.Register(fs, c.name == cmdWorker)
+		f.collect.Register(fs, c.name == cmdWorker)
+		f.referee.Register(fs, c.name == cmdWorker)
 		f.exec.add(fs, c.name)
 	}
-	f.net.add(fs)
+	f.net.Register(fs)
 	f.keyspace.add(fs, c.name)
 	f.label.add(fs, c.name)
 	if c.name == cmdRun {
 		f.gens.add(fs)
-		addFaultFlags(fs, &f.faultFlags)
-		addScenarioFlag(fs, &f.scenario)
+		f.faultFlags.Register(fs)
+		f.scenario.Register(fs)
 	}
-	f.metrics.add(fs, c.name)
+	f.metrics.Register(fs, c.name == cmdWorker)
 	if c.name == cmdRun || c.name == cmdSweep {
-		f.abort.add(fs, c.name)
-		f.stall.add(fs)
-		f.pin.add(fs)
+		f.abort.Register(fs, c.name == cmdSweep, exitThresholds)
+		f.stall.Register(fs)
+		f.pin.Register(fs)
 	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if c.add != nil {
@@ -109,14 +87,12 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
-	if f.scenario != "" {
-		var w io.Writer = stderr
-		if f.flagsOnly {
-			w = nil
-		}
-		if err := applyScenario(fs, f.scenario, w); err != nil {
-			return bad("%v", err)
-		}
+	var said io.Writer = stderr // which flags a --scenario set
+	if f.flagsOnly {
+		said = nil
+	}
+	if err := f.scenario.Apply(fs, said); err != nil {
+		return bad("%v", err)
 	}
 	// A zero on the command line is what the user typed; in a bench.Spec, the default.
 	explicit, err := f.benchSpec().Explicit(fs.Changed)
@@ -124,24 +100,22 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 		return bad("%v", err)
 	}
 	f.cfg = explicit.Config
-	spec, err := target.ParseTopology(f.topology, f.masterName, fs.Changed("master-name"))
-	if err != nil {
+	if err := f.deploy.CheckShape(fs.Changed); err != nil {
 		return bad("%v", err)
 	}
-	f.spec = spec
-	if err := target.CheckProvider(f.provider, f.image, len(f.addrs) > 0, fs.Changed); err != nil {
+	if err := f.net.Check(fs); err != nil {
 		return bad("%v", err)
 	}
-	if msg := f.net.check(fs); msg != "" {
+	if msg := emptyAddrFlags(fs); msg != "" {
 		return bad("%s", msg)
 	}
-	f.conn.noFiles = f.flagsOnly
-	if msg := f.conn.check(fs, f.addrs, spec, f.net.cond != nil); msg != "" {
-		return bad("%s", msg)
+	f.deploy.Offline = f.flagsOnly
+	if err := f.deploy.CheckConn(fs, f.net.Conditions != nil); err != nil {
+		return bad("%v", err)
 	}
 	for _, expr := range *thExprs {
 		if c.name == cmdSweep {
-			f.kneeExprs = append(f.kneeExprs, expr) // gates on knees: sweepFlags.check parses them
+			f.kneeExprs = append(f.kneeExprs, expr) // gates on knees: sweep.Flags.Check parses them
 			continue
 		}
 		th, err := thresholds.Parse(expr)
@@ -159,8 +133,8 @@ func parseCommandFlags(c commandFlags, args []string, stdout, stderr io.Writer) 
 	if f.baseline == "" {
 		f.baseline = f.drivers[0]
 	}
-	if msg := checkGroups(fs, f, c.name); msg != "" {
-		return bad("%s", msg)
+	if err := checkGroups(fs, f, c.name); err != nil {
+		return bad("%v", err)
 	}
 	if c.check != nil {
 		if err := c.check(fs, f); err != nil {
@@ -188,70 +162,80 @@ func (f *runFlags) checkReportDir() string {
 	return ""
 }
 
-// checkGroups runs the checks of the flag groups command has, after run's own, each given what
-// it needs of the others, and returns the first complaint, or "".
-func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) string {
-	attached := len(f.addrs) > 0
-	var checks []func() string
-	if fleetCommand(command) {
-		checks = append(checks, func() string { return f.fleet.check(fs, command, f.net.String()) })
-		if command == cmdWorker {
-			checks = append(checks, func() string { return checkWorker(fs, f) })
-		}
-		checks = append(checks, func() string { return f.collect.check(command, f.fleet.procs) },
-			func() string { return f.resource.check(command, f.workload, &f.referee) }, // before the referee's: it may ask for one
-			func() string { f.drivers = f.exec.drivers(command, f.drivers); return "" },
-			func() string { return f.referee.defaultFor(command, f.drivers) },
-			func() string { return f.referee.check(command) })
-	}
-	if command == cmdRun {
-		checks = append(checks, func() string {
-			return f.faultFlags.check(f.faultCheck())
-		}, func() string { return checkGenerators(fs, f) })
-	}
-	checks = append(checks, func() string { return f.metrics.check(fs, command, f.fleet.procs) })
-	if command == cmdRun || command == cmdSweep {
-		checks = append(checks, func() string { return f.abort.check(fs, command, f.thresholds, f.fleet.procs) },
-			func() string { return f.pin.check(fs, f.spec, attached) }, f.label.check)
-	}
-	for _, check := range checks {
-		if msg := check(); msg != "" {
-			return msg
+// emptyAddrFlags refuses an empty --collect or --referee, which would quietly turn its
+// feature off (results by file, no referee), and returns the complaint, or "".
+func emptyAddrFlags(fs *pflag.FlagSet) string {
+	for _, name := range []string{"collect", "referee"} {
+		if fl := fs.Lookup(name); fl != nil && fs.Changed(name) && strings.TrimSpace(fl.Value.String()) == "" {
+			return "--" + name + " is empty (an unset variable?): give its address, or leave --" + name + " out"
 		}
 	}
 	return ""
 }
 
+// checkGroups runs the checks of the flag groups command has, after run's own, each given what
+// it needs of the others, and returns the first complaint, or nil.
+func checkGroups(fs *pflag.FlagSet, f *runFlags, command string) error {
+	attached, worker, sweep := f.deploy.Attached(), command == cmdWorker, command == cmdSweep
+	var checks []func() error
+	if fleetCommand(command) {
+		checks = append(checks, func() error { return f.fleet.Check(fs, worker, f.net.String()) })
+		if worker {
+			checks = append(checks, func() error { return checkWorker(fs, f) })
+		}
+		checks = append(checks, func() error { return f.collect.Check(worker, f.fleet.Procs) },
+			func() error { return f.referee.CheckResource(worker, f.workload) }, // before the referee's: it may ask for one
+			func() error { f.drivers = f.exec.drivers(command, f.drivers); return nil },
+			func() error { return f.referee.Default(worker, f.drivers) },
+			func() error { return f.referee.Check(worker) })
+	}
+	if command == cmdRun {
+		checks = append(checks, func() error { return f.faultFlags.Check(f.faultCheck()) },
+			func() error { return checkGenerators(fs, f) })
+	}
+	checks = append(checks, func() error {
+		procs := f.fleet.Procs
+		if command != cmdRun {
+			procs = 1 // a worker's --procs is the run's; it serves on its own address
+		}
+		return f.metrics.Check(fs, procs)
+	})
+	if command == cmdRun || sweep {
+		checks = append(checks, func() error { return f.abort.Check(fs, sweep, f.thresholds, f.fleet.Procs) },
+			func() error { return f.pin.Check(fs, f.deploy.Shape, attached) }, f.label.check)
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkWorker returns what is wrong with the spec a worker's flags make
-// (bench.WorkerSpec.Validate), then what a worker does not do (bench.Spec.ForWorker), or "".
-func checkWorker(fs *pflag.FlagSet, f *runFlags) string {
+// (bench.WorkerSpec.Validate), then what a worker does not do (bench.Spec.ForWorker), or nil.
+func checkWorker(fs *pflag.FlagSet, f *runFlags) error {
 	if err := f.workerSpec().Validate(); err != nil {
-		return err.Error()
+		return err
 	}
-	if err := f.benchSpec().ForWorker(fs.Changed("provider") || fs.Changed("image")); err != nil {
-		return err.Error()
-	}
-	return ""
+	return f.benchSpec().ForWorker(fs.Changed("provider") || fs.Changed("image"))
 }
 
 // checkGenerators checks --generators and, for docker, what the containers cannot do: reach
 // this host's loopback or read its files. It gives them a native referee when none is named
 // (containers share no memory: without one, nothing checks mutual exclusion across them).
-func checkGenerators(fs *pflag.FlagSet, f *runFlags) string {
-	if msg := f.gens.check(fs); msg != "" || !f.gens.docker() {
-		return msg
+func checkGenerators(fs *pflag.FlagSet, f *runFlags) error {
+	if err := f.gens.check(fs); err != nil || !f.gens.docker() {
+		return err
 	}
-	if f.referee.addr == "" {
-		f.referee.addr = bench.NativeReferee
+	if f.referee.Addr == "" {
+		f.referee.Addr = bench.NativeReferee
 	}
-	c := bench.DockerCheck{Provider: f.provider, Topology: f.spec, Secure: f.conn.startSecure, Net: f.net.cond != nil,
-		Profiles: f.cpuprof != "" || f.tracefile != "", Metrics: f.metrics.addr != "", ConnArgs: f.conn.child,
-		Referee: f.referee.addr, Collect: f.collect.addr, Addrs: f.addrs}
+	c := bench.DockerCheck{Provider: f.deploy.Provider, Topology: f.deploy.Shape, Secure: f.deploy.StartSecure, Net: f.net.Conditions != nil,
+		Profiles: f.cpuprof != "" || f.tracefile != "", Metrics: f.metrics.Addr != "", ConnArgs: f.deploy.ChildArgs,
+		Referee: f.referee.Addr, Collect: f.collect.Addr, Addrs: f.deploy.Addrs}
 	if err := c.Check(); err != nil {
-		return err.Error()
+		return err
 	}
-	if err := bench.CheckGeneratorImage(f.gens.image, f.flagsOnly); err != nil {
-		return err.Error()
-	}
-	return ""
+	return bench.CheckGeneratorImage(f.gens.image, f.flagsOnly)
 }

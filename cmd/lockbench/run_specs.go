@@ -18,51 +18,42 @@ func (f *runFlags) benchSpec() bench.Spec {
 		Lease:            f.lease,
 		Repeat:           f.repeat,
 		Baseline:         f.baseline,
-		Topology:         f.spec.String(),
-		Net:              cmp.Or(f.fleet.runNet, f.net.String()), // runNet: run only, after check
+		Topology:         f.deploy.Shape.String(),
+		Net:              cmp.Or(f.fleet.RunNet, f.net.String()), // RunNet: run only, after Check
 		Thresholds:       f.thresholds,
-		AbortOnFail:      f.abort.on,
-		AbortAfter:       f.abort.after,
-		Faults:           f.faultFlags.faults,
-		TimelineInterval: f.faultFlags.interval,
-		StallThreshold:   f.stall.threshold,
-		AllowStalls:      f.stall.allow,
+		AbortOnFail:      f.abort.On,
+		AbortAfter:       f.abort.After,
+		Faults:           f.faultFlags.Faults,
+		TimelineInterval: f.faultFlags.Interval,
+		StallThreshold:   f.stall.Threshold,
+		AllowStalls:      f.stall.Allow,
 	}
 }
 
 // faultCheck is what run's faults are checked against (bench.FaultCheck), but the faults.
 func (f *runFlags) faultCheck() bench.FaultCheck {
-	return bench.FaultCheck{Runs: f.repeat * len(f.drivers), Attached: len(f.addrs) > 0, AllowAttached: f.faultFlags.allowAttached,
-		Faults: f.faultFlags.faults, Topology: f.spec, Provider: f.provider,
-		Run: faults.Layout{Procs: f.fleet.procs, Duration: f.cfg.Duration, Containers: f.gens.docker(),
-			Partition: f.net.cond != nil}} // the --net proxy partitions (bench.ServerSchedule)
-}
-
-// refereeSpec is the referee run asks for, nil for none.
-func (f *runFlags) refereeSpec() *bench.RefereeSpec {
-	if f.referee.addr == "" {
-		return nil
-	}
-	return &bench.RefereeSpec{Endpoint: bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile}, Resource: f.resource.kind,
-		NativeHost: f.gens.nativeHost(), ForResource: f.resource.autoReferee}
+	return bench.FaultCheck{Runs: f.repeat * len(f.drivers), Attached: f.deploy.Attached(), AllowAttached: f.faultFlags.AllowAttached,
+		Faults: f.faultFlags.Faults, Topology: f.deploy.Shape, Provider: f.deploy.Provider,
+		Run: faults.Layout{Procs: f.fleet.Procs, Duration: f.cfg.Duration, Containers: f.gens.docker(),
+			Partition: f.net.Conditions != nil}} // the --net proxy partitions (bench.ServerSchedule)
 }
 
 // fleetSpec is the generator processes the flags ask for (--procs, --generators docker), or nil
 // for runs in this process alone. metrics is where the processes serve theirs.
 func (f *runFlags) fleetSpec(metrics *bench.Metrics) *bench.Fleet {
-	if f.fleet.procs < 2 && !f.gens.docker() {
+	if f.fleet.Procs < 2 && !f.gens.docker() {
 		return nil
 	}
 	fl := &bench.Fleet{
-		Procs:      f.fleet.procs,
-		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
-		Conn:       f.conn.opt,
+		Procs:      f.fleet.Procs,
+		Collect:    bench.Endpoint{Addr: f.collect.Addr, CAFile: f.collect.CAFile},
+		Conn:       f.deploy.Conn,
 		CPUProfile: f.cpuprof,
 		Trace:      f.tracefile,
 		Metrics:    metrics,
 		Version:    version,
 	}
-	fl.Nets = f.fleet.nets
+	fl.Nets = f.fleet.Nets
 	if f.gens.docker() {
 		fl.Docker = &bench.Docker{Image: f.gens.image, CPUs: f.gens.cpus, Network: f.gens.network}
 	}
@@ -77,27 +68,27 @@ func (f *runFlags) workerSpec() bench.WorkerSpec {
 		Workload:   f.workload,
 		Config:     f.cfg,
 		Lease:      f.lease,
-		Topology:   f.spec,
-		Addrs:      f.addrs,
-		Conn:       f.conn.opt,
-		Procs:      ff.procs,
-		Index:      ff.index,
-		StartAt:    ff.startAt,
-		Clock:      ff.clock,
-		Output:     ff.output,
+		Topology:   f.deploy.Shape,
+		Addrs:      f.deploy.Addrs,
+		Conn:       f.deploy.Conn,
+		Procs:      ff.Procs,
+		Index:      ff.Index,
+		StartAt:    ff.StartAt,
+		Clock:      ff.Clock,
+		Output:     ff.Output,
 		Out:        f.out,
 		NoResults:  f.noResults,
-		Arena:      ff.arena,
+		Arena:      ff.Arena,
 		Net:        f.net.String(),
-		FleetNet:   ff.fleetNet,
-		RunID:      f.collect.runID,
-		Collect:    bench.Endpoint{Addr: f.collect.addr, CAFile: f.collect.caFile},
-		Referee:    bench.Endpoint{Addr: f.referee.addr, CAFile: f.referee.caFile},
-		Resource:   f.resource.kind,
-		Metrics:    bench.WorkerMetrics{Addr: f.metrics.addr, RunID: f.metrics.runID, Round: f.metrics.round, Linger: f.metrics.linger},
+		FleetNet:   ff.FleetNet,
+		RunID:      f.collect.RunID,
+		Collect:    bench.Endpoint{Addr: f.collect.Addr, CAFile: f.collect.CAFile},
+		Referee:    f.referee.Endpoint(),
+		Resource:   f.referee.Resource,
+		Metrics:    f.metrics.Worker(),
 		CPUProfile: f.cpuprof,
 		Trace:      f.tracefile,
-		Stalls:     ff.stalls,
+		Stalls:     ff.Stalls,
 	}
 	return w.Filled()
 }

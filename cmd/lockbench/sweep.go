@@ -20,8 +20,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	opts := s.options(f)
-	if s.dryRun {
+	opts := s.Options(f.sweepRun())
+	if s.DryRun {
 		if err := sweep.WritePlan(stdout, opts, f.cfg.Warmup); err != nil {
 			fmt.Fprintf(stderr, "lockbench sweep: plan: %v\n", err)
 		}
@@ -33,11 +33,12 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stopProfiles()
-	if err := f.metrics.start(1, ui); err != nil {
+	served, err := bench.ServeMetrics(f.metrics.Spec(1), ui)
+	if err != nil {
 		fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
 		return exitUsage // before anything was measured
 	}
-	defer f.metrics.stop()
+	defer served.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := catchInterrupts(interruptedLine(ui, "Ctrl-C again to quit at once"), cancel)
@@ -57,7 +58,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 			ui.Line("%s", line)
 		}
 	}
-	out, err := bench.Sweep(ctx, tgt.Target, f.benchSpec(), opts, bench.Options{Reporter: ui, Metrics: f.metrics.runMetrics}, file)
+	out, err := bench.Sweep(ctx, tgt.Target, f.benchSpec(), opts, bench.Options{Reporter: ui, Metrics: served.Run}, file)
 	if out == nil {
 		if errors.Is(err, bench.ErrBadSpec) {
 			fmt.Fprintf(stderr, "lockbench sweep: %v\n", err)
@@ -72,8 +73,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockbench sweep: summary: %v\n", err)
 	}
 	var gates []thresholds.Result
-	if len(s.gates) > 0 && file.Sweep != nil {
-		gates = thresholds.CheckSweep(s.gates, file.Sweep)
+	if len(s.Gates) > 0 && file.Sweep != nil {
+		gates = thresholds.CheckSweep(s.Gates, file.Sweep)
 		if err := thresholds.WriteReport(stdout, gates); err != nil {
 			fmt.Fprintf(stderr, "lockbench sweep: thresholds: %v\n", err)
 		}

@@ -22,20 +22,18 @@ type runTarget struct {
 // drivers and generator processes connect with them through the target.
 func startTopology(ctx context.Context, f *runFlags, ui *progress.UI, onStart func(compose.Topology)) (*runTarget, error) {
 	rt := &runTarget{}
-	spec := target.Spec{Topology: f.spec, Net: f.net.cond, Log: ui.Line, OnStart: onStart}
+	spec := f.deploy.Spec()
+	spec.Net, spec.Log, spec.OnStart = f.net.Conditions, ui.Line, onStart
 	spec.OnConnected = func() (err error) {
-		rt.unpin, err = f.pin.apply(ui)
+		rt.unpin, err = applyPin(&f.pin, ui)
 		return err
 	}
-	if len(f.addrs) > 0 {
-		spec.Attach = f.conn.settings
+	if f.deploy.Attached() {
 		for _, w := range spec.Attach.Warnings() {
 			ui.Line("warning: %s", w)
 		}
 	} else {
-		spec.Provider, spec.Image = f.provider, f.image
-		spec.Auth, spec.TLS = f.conn.startSecure && f.conn.auth, f.conn.startSecure && f.conn.opt.TLS
-		spec.Native.CPUs = f.pin.server
+		spec.Native.CPUs = f.pin.Server
 		if h := f.gens.nativeHost(); h != "" {
 			spec.Native.Host = h // where the generator containers reach the servers
 		}
