@@ -14,10 +14,12 @@ import (
 // Auto-batching of Mutex operations ("natural batching").
 //
 // Every Mutex lock attempt and release goes through a batch group: one per Client on a single
-// server or through sentinels, one per hash slot on a cluster (a script may only touch keys of
-// one slot, so a batch never draws CROSSSLOT). A batch of one operation is exactly the call it
-// was before batching (lockScript, unlockScript, passScript), so a batch of one costs what it
-// did; a larger one is one batchScript call, and each caller gets its own element of the reply.
+// server or through sentinels; on a cluster one per master, whose batches carry locks of several
+// slots in one nodeBatchScript call (see cluster.go), or, where the server does not allow that,
+// one per hash slot (a declared key's slot must be one, so a batch never draws CROSSSLOT). A
+// batch of one operation is exactly the call it was before batching (lockScript, unlockScript,
+// passScript), so a batch of one costs what it did; a larger one is one batchScript call (or
+// nodeBatchScript, when its locks span slots), and each caller gets its own element of the reply.
 //
 // By default batches gather (see gather): an operation that finds no batch gathering yields the
 // processor once, so that the goroutines already runnable — those the last reply woke — run and
@@ -81,6 +83,7 @@ var opPool = sync.Pool{New: func() any { return &op{done: make(chan struct{}, 1)
 type opBatch struct {
 	ops        []*op
 	keys, args []string
+	node       string // the master of a node group's batch (batchGroup.node), else ""
 }
 
 var batchPool = sync.Pool{New: func() any { return &opBatch{} }}
@@ -93,6 +96,9 @@ type batchGroup struct {
 	// gathering: when gathering (BatchInFlight 0), a leader is yielding and will take the queue; the queue is
 	// empty whenever it is false.
 	gathering bool
+	// node is the address of the cluster master whose slots the group batches (cluster.go);
+	// "" for a group of one slot or of a whole server.
+	node string
 }
 
 // batcher holds a Client's batch groups.
@@ -101,6 +107,14 @@ type batcher struct {
 	one     batchGroup
 	// slots are the groups of a cluster's hash slots, made on first use; nil elsewhere.
 	slots *[clusterSlots]atomic.Pointer[batchGroup]
+
+	// On a cluster (cluster.go): whether batches span the slots of a master (crossOn), the
+	// slot → master map they follow, the masters' groups by address (touched by the view's
+	// refresh alone), and the refresher's wake-up for a stale view.
+	cross      atomic.Int32
+	view       atomic.Pointer[clusterView]
+	nodeGroups map[string]*batchGroup
+	kick       chan struct{}
 }
 
 const clusterSlots = 16384
@@ -109,15 +123,25 @@ func (b *batcher) init(cluster bool) {
 	b.cluster = cluster
 	if cluster {
 		b.slots = new([clusterSlots]atomic.Pointer[batchGroup])
+		b.kick = make(chan struct{}, 1)
 	}
 }
 
-// group returns the batch group of the lock name.
+// group returns the batch group of the lock name: on a cluster, its master's while batches
+// span slots and the view knows the master, else its slot's.
 func (b *batcher) group(name string) *batchGroup {
 	if !b.cluster {
 		return &b.one
 	}
-	p := &b.slots[keySlot(name)]
+	slot := keySlot(name)
+	if b.cross.Load() == crossOn {
+		if v := b.view.Load(); v != nil {
+			if i := v.node[slot]; i >= 0 {
+				return v.nodes[i].group
+			}
+		}
+	}
+	p := &b.slots[slot]
 	if g := p.Load(); g != nil {
 		return g
 	}
@@ -218,6 +242,7 @@ func (c *Client) finish(g *batchGroup) {
 		return
 	}
 	b := batchPool.Get().(*opBatch)
+	b.node = g.node
 	n := min(len(g.queue), c.opt.MaxBatch)
 	b.ops = append(b.ops[:0], g.queue[:n]...)
 	rest := copy(g.queue, g.queue[n:])
@@ -238,10 +263,15 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 	}
 	c.stats.queueWait.Add(waited)
 	c.stats.queued.Add(int64(len(b.ops)))
-	if len(b.ops) == 1 {
+	switch {
+	case len(b.ops) == 1:
 		o := b.ops[0]
 		o.res, o.err = c.single(ctx, o.kind, o.name, o.args[:o.n])
-	} else {
+	case b.node != "" && !oneSlot(b.ops):
+		c.stats.batches.Add(1)
+		c.stats.batchedOps.Add(int64(len(b.ops)))
+		c.sendNodeBatch(ctx, b)
+	default:
 		c.stats.batches.Add(1)
 		c.stats.batchedOps.Add(int64(len(b.ops)))
 		b.keys, b.args = b.keys[:0], append(b.args[:0], c.publishCmd)
@@ -251,27 +281,7 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 			b.args = append(b.args, o.args[:o.n]...)
 		}
 		res, unsynced := c.execScript(detach(ctx), batchScript, b.keys, b.args)
-		vals, err := res.ToArray()
-		if f := syncFailed(unsynced); f != nil {
-			err, unsynced = f, nil
-		}
-		if err == nil && len(vals) != len(b.ops) {
-			err = errBatchReply
-		}
-		for i, o := range b.ops {
-			if err != nil {
-				o.res, o.err = 0, err
-				continue
-			}
-			o.res, o.err = vals[i].AsInt64()
-			if unsynced != nil && (o.err == nil || rueidis.IsRedisNil(o.err)) {
-				// One WAIT covered the whole call: each operation that answered carries the
-				// shortfall, with its own reply, for its caller to settle.
-				se := *unsynced.(*SyncError)
-				se.reply = vals[i]
-				o.res, o.err = 0, &se
-			}
-		}
+		answerAll(b.ops, res, unsynced)
 		clear(b.keys)
 		clear(b.args)
 	}
@@ -280,7 +290,20 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 	}
 	clear(b.ops)
 	b.ops = b.ops[:0]
+	b.node = ""
 	batchPool.Put(b)
+}
+
+// oneSlot reports whether the locks of ops all hash to one slot: a node group's batch that
+// does goes as batchScript by the routed path, as a slot group's would.
+func oneSlot(ops []*op) bool {
+	s := keySlot(ops[0].name)
+	for _, o := range ops[1:] {
+		if keySlot(o.name) != s {
+			return false
+		}
+	}
+	return true
 }
 
 // single runs one operation as its own script call, as lockcore did before batching.
@@ -398,6 +421,7 @@ func (c *Client) takeQueue(g *batchGroup, lead *op) {
 	var leaders []*op
 	for len(g.queue) > 0 {
 		b := batchPool.Get().(*opBatch)
+		b.node = g.node
 		n := (len(g.queue) + calls - 1) / calls
 		calls--
 		b.ops = append(b.ops[:0], g.queue[:n]...)

@@ -37,7 +37,70 @@ package lockcore
 // operation while Redis kept the grants made before it, grants their callers would never know
 // they hold. Redis 7 catches redis.call's error as a table with an err field, which is an error
 // reply in the array; a Lua runtime error is a string, turned into one.
-var batchScript = newScript(`
+//
+// A pass whose grant to the waiter fails (its HINCRBY refused: on a cluster, the slot is
+// migrating away and the key, just deleted, now belongs to the importing node) answers 1, as a
+// release heard: the lock was released and is free, and the waiter must take it through Redis.
+// An error there would tell the caller that its release failed, when it ran.
+var batchScript = newScript(batchOps + `
+local out = {}
+local a = 2
+for i = 1, #KEYS do
+  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  if op == 'p' then
+    a = a + 6
+  else
+    a = a + 3
+  end
+  local ok, r = pcall(run, k, op, lease, f, a)
+  if not ok and type(r) ~= 'table' then
+    r = redis.error_reply(tostring(r))
+  end
+  out[i] = r
+end
+return out`)
+
+// nodeBatchScript runs the operations of batchScript on locks of several hash slots served by
+// one cluster node, in one call: it declares no key, and each operation's lock comes before
+// its opcode in ARGV, so that Redis's CROSSSLOT check of declared keys does not apply, and the
+// shebang's allow-cross-slot-keys flag (Redis 7.0 and later) lets the script's commands touch
+// keys of several slots. Redis still checks every command the script runs against the cluster
+// state (scriptVerifyClusterState): a key of a slot the node does not serve, or of a slot it is
+// migrating away when the key is not there, fails that command with "Script attempted to access
+// a non local key in a cluster node", and a cluster that is down fails it with "... while the
+// cluster is down". The first command of every operation touches its lock, and all of them
+// touch only the lock and its channel (one slot), whose status cannot change while a script
+// runs: so such an operation fails at its first command, having written nothing, and its
+// element is that error, for the client to send it again through the routed path (see
+// cluster.go). The one command that touches a key an operation deleted, a pass's grant to the
+// waiter, is handled in batchOps.
+//
+// ARGV[1] is the publish command; then, per operation: lock, opcode, arguments (as batchScript).
+// The reply is an array with one element per operation, as batchScript's.
+var nodeBatchScript = newScript("#!lua flags=allow-cross-slot-keys" + batchOps + `
+local out = {}
+local a = 2
+local i = 1
+while a <= #ARGV do
+  local k, op, lease, f = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  if op == 'p' then
+    a = a + 7
+  else
+    a = a + 4
+  end
+  local ok, r = pcall(run, k, op, lease, f, a)
+  if not ok and type(r) ~= 'table' then
+    r = redis.error_reply(tostring(r))
+  end
+  out[i] = r
+  i = i + 1
+end
+return out`)
+
+// batchOps is the body batchScript and nodeBatchScript share: run performs one operation on
+// lock k and returns its element of the reply; a is the index in ARGV of the next operation's
+// first argument, from which a pass finds its waiter's arguments.
+const batchOps = `
 local pub = ARGV[1]
 local function run(k, op, lease, f, a)
   local r
@@ -97,8 +160,9 @@ local function run(k, op, lease, f, a)
       if op == 'p' and heard <= tonumber(ARGV[a - 1]) then
         if ARGV[a - 3] == '' then
           r = 3
+        elseif type(redis.pcall('hincrby', k, ARGV[a - 3], '1')) == 'table' then
+          r = 1 -- released, not taken for the waiter (see passScript)
         else
-          redis.call('hincrby', k, ARGV[a - 3], '1')
           redis.call('pexpire', k, ARGV[a - 2])
           r = 2
         end
@@ -107,19 +171,4 @@ local function run(k, op, lease, f, a)
   end
   return r
 end
-local out = {}
-local a = 2
-for i = 1, #KEYS do
-  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
-  if op == 'p' then
-    a = a + 6
-  else
-    a = a + 3
-  end
-  local ok, r = pcall(run, k, op, lease, f, a)
-  if not ok and type(r) ~= 'table' then
-    r = redis.error_reply(tostring(r))
-  end
-  out[i] = r
-end
-return out`)
+`

@@ -316,15 +316,22 @@ func TestBatchScriptMatchesSingleScripts(t *testing.T) {
 	e.assertNoKeys(t)
 }
 
-// On a cluster, batches form per hash slot: keys sharing hash tags batch, keys of other slots
-// on the same node never meet in one call (no CROSSSLOT), and mutual exclusion holds.
+// On a cluster, batches form per master (node batches, see cluster.go) or, kept per slot, per
+// hash slot: keys sharing hash tags batch, keys of other slots on the same node meet in one call
+// only as a node batch (never CROSSSLOT), and mutual exclusion holds either way.
 func TestBatchOnClusterStaysInSlot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 6-node cluster")
 	}
 	cl := redistest.NewCluster(t)
 	e := newEnvFor(t, rueidis.ClientOption{InitAddress: cl.Addrs()}, cl.Masters(), true)
-	c := e.client(t, Options{})
+	for _, perSlot := range []bool{true, false} {
+		t.Run(fmt.Sprintf("slotBatches=%v", perSlot), func(t *testing.T) { testBatchOnCluster(t, e, perSlot) })
+	}
+}
+
+func testBatchOnCluster(t *testing.T, e *testEnv, perSlot bool) {
+	c := e.client(t, Options{slotBatches: perSlot})
 	ctx := ctxT(t, 60*time.Second)
 	const workers, rounds, tags, perTag = 32, 150, 6, 4
 	var occupancy [tags * perTag]atomic.Int32
@@ -366,7 +373,10 @@ func TestBatchOnClusterStaysInSlot(t *testing.T) {
 	if s.Batches == 0 {
 		t.Fatalf("no batch formed over %d keys in %d slots: %+v", tags*perTag, tags, s)
 	}
-	t.Logf("%d batches carried %d of %d operations", s.Batches, s.BatchedOps, 2*workers*rounds)
+	t.Logf("%d batches (%d across slots) carried %d of %d operations", s.Batches, c.stats.nodeBatches.Load(), s.BatchedOps, 2*workers*rounds)
+	if nb := c.stats.nodeBatches.Load(); perSlot != (nb == 0) {
+		t.Fatalf("%d node batches with slotBatches %v", nb, perSlot)
+	}
 	e.assertNoKeys(t)
 	// keySlot agrees with the server on plain keys and on every hash-tag rule.
 	for _, key := range []string{"123456789", "foo", "{tag1}:k0", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}", "a{", "}b{c}", ""} {

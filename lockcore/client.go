@@ -105,20 +105,28 @@ func New(opt Options) (*Client, error) {
 }
 
 // startSync resolves Options.Sync and, unless it is off, learns the masters' replicas before
-// the first lock call and starts refreshing them.
+// the first lock call and starts refreshing them. On a cluster it also learns which master
+// serves each slot, and whether batches may span slots (cluster.go), and keeps both fresh: an
+// unsynced Client whose first view fails starts with batches per slot.
 func (c *Client) startSync() error {
 	c.repl.mode = c.opt.Sync
 	if c.repl.mode == SyncAuto {
 		c.repl.mode = SyncWait
 	}
 	c.repl.timeout = c.opt.SyncTimeout.Milliseconds()
-	if c.repl.mode == SyncOff {
+	if c.batch.cluster && (c.opt.knobs.NoBatch || c.opt.slotBatches) {
+		c.batch.cross.Store(crossOff)
+	}
+	if c.repl.mode == SyncOff && (!c.batch.cluster || c.batch.cross.Load() == crossOff) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, detectTimeout)
 	defer cancel()
-	if err := c.refreshReplicas(ctx); err != nil {
+	if err := c.refreshReplicas(ctx); err != nil && c.repl.mode != SyncOff {
 		return err
+	}
+	if c.batch.cluster {
+		c.probeCross(ctx)
 	}
 	c.bg.Add(1)
 	go c.syncRefresher()
@@ -166,6 +174,9 @@ type counters struct {
 	cutShort atomic.Int64
 	// syncWaits counts the WAITs sent (sync.go); notSynced the calls they did not confirm.
 	syncWaits, notSynced atomic.Int64
+	// nodeBatches counts the batches that went as one call across slots of a cluster master;
+	// resent the operations a master did not run and that went again per slot (cluster.go).
+	nodeBatches, resent atomic.Int64
 }
 
 // channelUp counts a confirmed subscription in the live channels and their peak.

@@ -131,8 +131,11 @@
 //     gathering yields the processor once, so that the goroutines already runnable issue theirs,
 //     then sends everything queued as script calls of up to Options.MaxBatch operations (two
 //     calls at least for 16 or more, so that the client works on the replies of one while Redis
-//     runs the other), each with its own script's exact Redis effects and reply (per hash slot
-//     on a cluster); an operation alone goes out as its own script (see batch.go);
+//     runs the other), each with its own script's exact Redis effects and reply; on a Redis 7
+//     cluster one batch carries locks of every slot of one master (allow-cross-slot-keys, one
+//     WAIT per batch in synced mode; per hash slot on a server that refuses it), and what a
+//     master did not run goes again by the routed path (see cluster.go); an operation alone
+//     goes out as its own script (see batch.go);
 //   - watchdog renewals of every held lock go out as one batch per tick, not one timer per lock.
 //
 // All kinds share one waiting loop, one script cache and one watchdog.

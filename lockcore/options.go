@@ -70,8 +70,8 @@ type Options struct {
 	// fails with an error wrapping ErrNotSynced. Default DefaultSyncTimeout; whole milliseconds,
 	// rounded up.
 	SyncTimeout time.Duration
-	// SyncRefresh is how often the Client asks the masters how many replicas they have.
-	// Default DefaultSyncRefresh.
+	// SyncRefresh is how often the Client asks the masters how many replicas they have and,
+	// on a cluster, which master serves each slot (see cluster.go). Default DefaultSyncRefresh.
 	SyncRefresh time.Duration
 
 	// MaxBatch bounds the operations of one batch script call: more queued go out as several
@@ -81,6 +81,9 @@ type Options struct {
 	// knobs are lockbench's switches that turn optimisations off for comparison, set through
 	// internal/lockhooks, so that they are no part of the API (see hooks.go).
 	knobs lockhooks.Knobs
+	// slotBatches keeps a cluster's batches per hash slot, as before batches spanned the slots
+	// of a master (cluster.go): for tests that compare the two.
+	slotBatches bool
 
 	// HandoffLimit bounds how many times in a row a Mutex passes from one goroutine of this
 	// Client to the next queued one inside the process, with no Redis round trip, before a

@@ -60,7 +60,10 @@ return 1`)
 // Returns nil when the owner does not hold the lock, 0 when holds remain, 1 when released and
 // heard, 2 when released and taken for the waiter. With no waiter's field (ARGV[5] ""), a release
 // that must leave the lock free whoever heard it, it returns 3 instead of taking it: released
-// and heard by nobody outside this client.
+// and heard by nobody outside this client. A grant to the waiter that Redis refuses answers 1
+// too (released, the lock free, the waiter to take it through Redis): on a cluster whose slot
+// is migrating away, the key just deleted belongs to the importing node, and the HINCRBY that
+// would recreate it here fails; an error would tell the caller its release failed when it ran.
 var passScript = newScript(`
 local n = redis.call('hincrby', KEYS[1], ARGV[3], '-1')
 if n < 0 then
@@ -78,7 +81,9 @@ end
 if ARGV[5] == '' then
   return 3
 end
-redis.call('hincrby', KEYS[1], ARGV[5], '1')
+if type(redis.pcall('hincrby', KEYS[1], ARGV[5], '1')) == 'table' then
+  return 1
+end
 redis.call('pexpire', KEYS[1], ARGV[6])
 return 2`)
 

@@ -210,6 +210,15 @@ func (c *Client) waitCmd(key string) (cmd rueidis.Completed, want int64, ok bool
 		return cmd, 0, false
 	}
 	n, aof := c.replicasFor(key)
+	if cmd, want, ok = c.waitFor(c.rdb, n, aof); ok && c.batch.cluster {
+		cmd = cmd.SetSlot(key)
+	}
+	return cmd, want, ok
+}
+
+// waitFor is the WAIT (or WAITAOF) for n replicas built by rdb, aof saying whether the master
+// runs with AOF; ok is false when there is nothing to wait for.
+func (c *Client) waitFor(rdb rueidis.Client, n int64, aof bool) (cmd rueidis.Completed, want int64, ok bool) {
 	if c.repl.mode == SyncAOF {
 		local := int64(0)
 		if aof {
@@ -218,15 +227,12 @@ func (c *Client) waitCmd(key string) (cmd rueidis.Completed, want int64, ok bool
 		if n == 0 && local == 0 {
 			return cmd, 0, false
 		}
-		cmd = c.rdb.B().Waitaof().Numlocal(local).Numreplicas(n).Timeout(c.repl.timeout).Build()
+		cmd = rdb.B().Waitaof().Numlocal(local).Numreplicas(n).Timeout(c.repl.timeout).Build()
 	} else {
 		if n == 0 {
 			return cmd, 0, false
 		}
-		cmd = c.rdb.B().Wait().Numreplicas(n).Timeout(c.repl.timeout).Build()
-	}
-	if c.batch.cluster {
-		cmd = cmd.SetSlot(key)
+		cmd = rdb.B().Wait().Numreplicas(n).Timeout(c.repl.timeout).Build()
 	}
 	c.stats.syncWaits.Add(1)
 	return cmd.Pin(), n, true
@@ -274,7 +280,22 @@ func (c *Client) checkWait(res rueidis.RedisResult, want int64) *SyncError {
 // WAIT's timeout plus the connection's write timeout. Without one, a call into a partition would
 // wait for the heal, where a pipelined call fails within the write timeout. A call with no
 // answer by then returns errNoAnswer as its error (of unknown outcome, as a lost reply).
+//
+// A call a cluster answers TRYAGAIN (its keys' slot is migrating and some of them have moved,
+// see retryTryAgain) ran nothing, and goes again after a pause, for up to tryAgainFor.
 func (c *Client) execScript(ctx context.Context, s *script, keys, args []string) (rueidis.RedisResult, error) {
+	res, err := c.execScriptOnce(ctx, s, keys, args)
+	for pause := tryAgainPause; err == nil && isTryAgain(res.Error()) && pause <= tryAgainFor; pause *= 2 {
+		if !sleepCtx(ctx, pause) {
+			break
+		}
+		res, err = c.execScriptOnce(ctx, s, keys, args)
+	}
+	return res, err
+}
+
+// execScriptOnce is one execScript call.
+func (c *Client) execScriptOnce(ctx context.Context, s *script, keys, args []string) (rueidis.RedisResult, error) {
 	wait, want, ok := c.waitCmd(keys[0])
 	if !ok {
 		return s.exec(ctx, c.rdb, keys, args), nil
@@ -484,21 +505,35 @@ func firstOf(groupOf []int, g int) int {
 	return 0
 }
 
-// syncRefresher refreshes the replica counts every DefaultSyncRefresh while synced mode is on.
+// syncRefresher refreshes the replica counts every Options.SyncRefresh while synced mode is on,
+// and on a cluster the slot → master view (and, until it has answered, the cross-slot probe),
+// also soon after a batch found the view stale (batcher.stale), at most once per refreshGap.
 func (c *Client) syncRefresher() {
 	defer c.bg.Done()
 	tick := time.NewTicker(c.opt.SyncRefresh)
 	defer tick.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-tick.C:
+		case <-c.batch.kick: // nil, never ready, off a cluster
+			if wait := refreshGap - time.Since(last); wait > 0 {
+				select {
+				case <-c.ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		}
+		last = time.Now()
 		ctx, cancel := context.WithTimeout(c.ctx, c.opt.SyncRefresh)
 		// A failed refresh keeps the last view: a master that does not answer INFO does not
 		// answer the lock scripts either.
-		_ = c.refreshReplicas(ctx)
+		if c.refreshReplicas(ctx) == nil && c.batch.cluster {
+			c.probeCross(ctx)
+		}
 		cancel()
 	}
 }
@@ -521,63 +556,7 @@ func (c *Client) refreshReplicas(ctx context.Context) error {
 		c.repl.view.Store(v)
 		return nil
 	}
-	return c.refreshClusterReplicas(ctx)
-}
-
-// refreshClusterReplicas builds the per-slot view of a cluster: CLUSTER SLOTS maps each slot to
-// its master's address, and each master's INFO replication gives its connected replicas.
-func (c *Client) refreshClusterReplicas(ctx context.Context) error {
-	slots, err := c.rdb.Do(ctx, c.rdb.B().ClusterSlots().Build()).ToArray()
-	if err != nil {
-		return fmt.Errorf("lockcore: ask the cluster for its slots: %w", err)
-	}
-	nodes := c.rdb.Nodes()
-	counts := map[string]int32{}
-	v := &replicaView{slots: make([]int32, clusterSlots), aof: true}
-	for _, r := range slots {
-		rng, err := r.ToArray()
-		if err != nil || len(rng) < 3 {
-			continue
-		}
-		lo, _ := rng[0].AsInt64()
-		hi, _ := rng[1].AsInt64()
-		master, err := rng[2].ToArray()
-		if err != nil || len(master) < 2 {
-			continue
-		}
-		host, _ := master[0].ToString()
-		port, _ := master[1].AsInt64()
-		addr := host + ":" + strconv.FormatInt(port, 10)
-		n, ok := counts[addr]
-		if !ok {
-			node := nodes[addr]
-			if node == nil {
-				// Not (yet) known to rueidis: count the replicas CLUSTER SLOTS lists, which
-				// errs towards waiting for more.
-				n = int32(len(rng) - 3)
-			} else {
-				info, err := node.Do(ctx, node.B().Info().Section("replication").Build()).ToString()
-				if err != nil {
-					return fmt.Errorf("lockcore: ask master %s for its replicas: %w", addr, err)
-				}
-				replid, _ := infoField(info, "master_replid")
-				n = c.repl.expect(addr, replid, int32(infoInt(info, "connected_slaves")), c.now())
-				if c.repl.mode == SyncAOF {
-					on, err := c.aofOn(ctx, node)
-					if err != nil {
-						return err
-					}
-					v.aof = v.aof && on
-				}
-			}
-			counts[addr] = n
-		}
-		for s := max(lo, 0); s <= min(hi, clusterSlots-1); s++ {
-			v.slots[s] = n
-		}
-	}
-	c.repl.view.Store(v)
-	return nil
+	return c.refreshCluster(ctx)
 }
 
 // aofOn asks a master whether it runs with AOF.
@@ -594,4 +573,34 @@ func infoInt(info, name string) int {
 	v, _ := infoField(info, name)
 	n, _ := strconv.Atoi(strings.TrimSpace(v))
 	return n
+}
+
+// TRYAGAIN: a cluster refuses a command whose keys are of a slot being migrated when some of
+// them are on the source and others gone (an unlock declares the lock and its channel name, and
+// only the lock exists; a batch declares several locks of the slot), before running anything:
+// the client is to retry once the keys have moved. rueidis retries it only for commands marked
+// retryable, which a script must not be (a retry after a lost reply could run it twice), so
+// lockcore retries TRYAGAIN itself, with pauses of tryAgainPause doubling up to tryAgainFor
+// (about 0.5 s in all), and then returns it.
+const (
+	tryAgainPause = 2 * time.Millisecond
+	tryAgainFor   = 256 * time.Millisecond
+)
+
+// isTryAgain reports whether err is a cluster's TRYAGAIN.
+func isTryAgain(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && re.IsTryAgain()
+}
+
+// sleepCtx pauses for d, or less if ctx ends first; false if it did.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
