@@ -109,7 +109,9 @@ func TestOneColorPerDriver(t *testing.T) {
 		}
 		colors[hex] = d
 	}
-	want := []string{"bars-throughput", "bars-redis-cpu", "spectrum", "rounds", "timeline-throughput", "timeline-p99"}
+	// The line charts one per topology: 12 lines each, not 24.
+	want := []string{"bars-throughput", "bars-redis-cpu", "spectrum-single", "spectrum-cluster", "rounds-single", "rounds-cluster",
+		"timeline-throughput-single", "timeline-p99-single", "timeline-throughput-cluster", "timeline-p99-cluster"}
 	if got := chartIDs(r); !slices.Equal(got, want) {
 		t.Errorf("charts %q, want %q", got, want)
 	}
@@ -148,18 +150,28 @@ func TestLegendsShortAndBeside(t *testing.T) {
 			}
 		}
 	}
-	spectrum := r.Charts[slices.Index(chartIDs(r), "spectrum")]
-	names := make([]string, 0, len(spectrum.plot.legend))
-	for _, e := range spectrum.plot.legend {
-		names = append(names, e.name)
-	}
-	for _, want := range []string{"lockcore v1.2 single", "naive v1.3 cluster", "rueidislock v1.2 cluster"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("spectrum legend %q lacks %q", names, want)
+	// One spectrum per topology, its lines named by driver and label, the topology in its
+	// title.
+	for _, topo := range []string{"single", "cluster"} {
+		spectrum := r.Charts[slices.Index(chartIDs(r), "spectrum-"+topo)]
+		if want := "Acquire latency by percentile: " + topo; spectrum.Title != want || spectrum.plot.Title.Text != want {
+			t.Errorf("spectrum of %s titled %q (plot %q), want %q", topo, spectrum.Title, spectrum.plot.Title.Text, want)
+		}
+		names := make([]string, 0, len(spectrum.plot.legend))
+		for _, e := range spectrum.plot.legend {
+			names = append(names, e.name)
+		}
+		if len(names) != 2*len(gridDrivers) {
+			t.Errorf("spectrum of %s: %d lines %q, want 2 labels × %d drivers", topo, len(names), names, len(gridDrivers))
+		}
+		for _, want := range []string{"lockcore v1.2", "naive v1.3", "rueidislock v1.2"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("spectrum of %s: legend %q lacks %q", topo, names, want)
+			}
 		}
 	}
 	// The legend's columns start right of the plot area and inside the chart, also for the
-	// 24 entries of the spectrum.
+	// many entries of the timelines.
 	for _, c := range r.Charts {
 		area, cols, _ := c.layout(draw.New(vgimg.New(c.width, c.height)))
 		for i, col := range cols {
