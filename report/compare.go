@@ -23,7 +23,7 @@ type compareView struct {
 	Failed  bool
 	// Class colors the verdict: "fail", "pass", or "caveat" for a pass with inconclusive
 	// rows, rows too few to decide or regressions of ungated metrics.
-	Class string
+	Class   string
 	Head    []string
 	Rows    []compareRow
 	Caption string
