@@ -23,7 +23,9 @@ type compareView struct {
 	Failed  bool
 	// Class colors the verdict: "fail", "pass", or "caveat" for a pass with inconclusive
 	// rows, rows too few to decide or regressions of ungated metrics.
-	Class   string
+	Class string
+	// Labels says which labels the files of each side carry; "" when none does.
+	Labels  string
 	Head    []string
 	Rows    []compareRow
 	Caption string
@@ -71,7 +73,8 @@ func BuildCompare(base, new []*results.File, cmp *compare.Report, opts Options) 
 			}
 			return "labelled " + strings.Join(labels, " + ")
 		}
-		notes = append(notes, fmt.Sprintf("BASE: files %s; NEW: files %s.", side(cmp.BaseLabels), side(cmp.NewLabels)))
+		// Under the verdict, where a reader looks for what BASE and NEW are.
+		r.compare.Labels = fmt.Sprintf("BASE: files %s; NEW: files %s.", side(cmp.BaseLabels), side(cmp.NewLabels))
 	}
 	for _, w := range cmp.Warnings {
 		notes = append(notes, "Warning: "+w)

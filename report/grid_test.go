@@ -218,3 +218,44 @@ func TestSetsWithoutRunsNameNothing(t *testing.T) {
 		t.Errorf("charts %q: bars of one set", chartIDs(r))
 	}
 }
+
+// TestBarsAndRowsSideBySide: the bars and summary rows a reader compares, one driver's v1.2
+// and v1.3 on one topology, are neighbours; a half-bar gap parts the topologies, and the
+// shade says the label.
+func TestBarsAndRowsSideBySide(t *testing.T) {
+	t.Parallel()
+	r, err := Build(gridSources(t, "v1.2", "v1.3"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay := r.barLayout()
+	want := map[string]float64{"v1.2 single": 0, "v1.3 single": 1, "v1.2 cluster": 2.5, "v1.3 cluster": 3.5}
+	for v, pos := range want {
+		if lay.pos[v] != pos {
+			t.Errorf("bar %q at %g, want %g (positions %v)", v, lay.pos[v], pos, lay.pos)
+		}
+	}
+	if lay.span != 4.5 || lay.shades != 2 || !slices.Equal(lay.legend, []string{"v1.2", "v1.3"}) ||
+		lay.shade["v1.3 single"] != 1 || lay.shade["v1.2 cluster"] != 0 {
+		t.Errorf("span %g, shades %d %v, legend %q: want 4.5, a shade per label", lay.span, lay.shades, lay.shade, lay.legend)
+	}
+	if want := "single (v1.2, v1.3), then cluster (v1.2, v1.3)"; lay.order != want {
+		t.Errorf("caption's order %q, want %q", lay.order, want)
+	}
+	var rows []string
+	for _, row := range r.summaryTable().Rows[:5] {
+		rows = append(rows, row[0])
+	}
+	if want := []string{"lockcore v1.2 single", "lockcore v1.3 single", "lockcore v1.2 cluster", "lockcore v1.3 cluster", "redisson v1.2 single"}; !slices.Equal(rows, want) {
+		t.Errorf("summary rows %q, want %q", rows, want)
+	}
+	// One label, two topologies: each topology its own shade, no gap.
+	r, err = Build(gridSources(t, "v1.2"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay = r.barLayout()
+	if lay.pos["single"] != 0 || lay.pos["cluster"] != 1.5 || lay.shades != 2 || lay.order != "" || !slices.Equal(lay.legend, []string{"single", "cluster"}) {
+		t.Errorf("one label: positions %v shades %d legend %q order %q", lay.pos, lay.shades, lay.legend, lay.order)
+	}
+}

@@ -92,7 +92,7 @@ table.summary td.num { white-space: nowrap; }
 td:first-child { white-space: nowrap; }
 caption { caption-side: bottom; text-align: left; color: #555; padding-top: 0.3em; }
 .notes { background: #fff8e1; border-left: 4px solid #f0c040; padding: 0.5em 1em; }
-nav a { margin-right: 1em; }
+nav a { margin-right: 1em; white-space: nowrap; display: inline-block; }
 .verdict { font-size: 1.1em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
 .verdict.fail { background: #fde2e1; color: #8a1c1c; }
 .verdict.pass { background: #e3f4e1; color: #1d5b1a; }
@@ -100,7 +100,7 @@ nav a { margin-right: 1em; }
 td.v-regression, td.v-violations { background: #fde2e1; color: #8a1c1c; font-weight: bold; }
 td.v-inconclusive { background: #fff4d6; }
 td.v-improved { background: #e3f4e1; }
-table.cmp td.num { white-space: nowrap; }
+table.cmp td.num, table.cmp td:nth-child(2) { white-space: nowrap; }
 </style>
 </head>
 <body>
@@ -108,6 +108,7 @@ table.cmp td.num { white-space: nowrap; }
 {{if or .Lead .Charts}}<nav>{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
 {{with .Compare}}<h2>BASE and NEW</h2>
 <p class="verdict {{.Class}}">{{.Verdict}}</p>
+{{with .Labels}}<p>{{.}}</p>{{end}}
 {{end}}{{range .Lead}}{{template "chart" .}}{{end}}{{with .Compare}}<div class="wide"><table class="cmp">
 <caption>{{.Caption}}</caption>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
