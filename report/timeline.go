@@ -102,9 +102,13 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 			// Every group with a timeline: 24 names would bury the reason.
 			which, word = "runs of every driver", "the shortest run"
 		}
-		notes = append(notes, fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least three of its %s intervals "+
+		note := fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least three of its %s intervals "+
 			"to draw a line with a shape: run for %s or more (--duration) to see one.",
-			which, word, seconds(shortest), seconds(interval), seconds(minTimelinePoints*interval)))
+			which, word, seconds(shortest), seconds(interval), seconds(minTimelinePoints*interval))
+		if len(runs) > 0 {
+			note += " The timeline charts show the runs that lasted longer."
+		}
+		notes = append(notes, note)
 	}
 	switch {
 	case len(none) > 0 && len(runs) == 0 && len(short) == 0:
@@ -119,6 +123,8 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 	pt.Y.Tick.Marker = rateTicks{}
 	pl := newPlot("Acquire p99 over time", "seconds into the measured phase", "acquire p99")
 	logLatencyY(pl)
+	// Every second labelled (up to 31 s), not gonum's 1, 3, 5.
+	pt.X.Tick.Marker, pl.X.Tick.Marker = integerTicks{}, integerTicks{}
 	named := len(runs) <= maxNamedTimelines
 	nl := 0
 	for _, tr := range runs {
