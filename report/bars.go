@@ -3,6 +3,8 @@ package report
 import (
 	"image/color"
 	"math"
+	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -45,8 +47,7 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 		return nil, nil, err
 	}
 	tput.Caption = "Each bar is one driver on one " + r.variantKind() + ": the median throughput over its rounds, " +
-		"the whisker their min–max. A driver keeps its color; the shade (see the legend) and the name above " +
-		"each bar say which " + r.variantKind() + ". Taller is better."
+		"the whisker their min–max. Taller is better. " + r.barsKey()
 	cpu, err = r.barChart("bars-redis-cpu", "Redis CPU per acquisition by "+r.barsBy(), "Redis CPU µs per acquisition (median)", drivers,
 		func(g *group) (v, lo, hi float64) {
 			return g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS
@@ -54,9 +55,18 @@ func (r *Report) barsCharts() (tput, cpu *Chart, err error) {
 	if cpu != nil {
 		cpu.Caption = "Redis server CPU time per acquisition (median over the rounds that measured it): what one " +
 			"acquisition costs the server, so lower is better; it sets the capacity a master can sustain. " +
-			"Bars missing: the run did not measure the server's CPU."
+			"Bars missing: the run did not measure the server's CPU. " + r.barsKey()
 	}
 	return tput, cpu, err
+}
+
+// barsKey says how to tell the bars apart, for the bar charts' captions.
+func (r *Report) barsKey() string {
+	if lay := r.barLayout(); lay.order != "" {
+		return "A driver keeps its color, its bars left to right: " + lay.order + "; the shade says the " +
+			"label (see the legend), the name above a bar its label and " + listNames(r.differ) + "."
+	}
+	return "A driver keeps its color; the shade (see the legend) and the name above each bar say which " + r.variantKind() + "."
 }
 
 // barsBy says what a bar chart's bars are by: "driver and topology", "driver, label and
@@ -94,8 +104,8 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 	p := newPlot(title, "", ylabel)
 	p.NominalX(drivers...)
 	p.Y.Tick.Marker = rateTicks{}
-	nv := len(r.variants)
-	width := barWidth(r.width, len(drivers), nv)
+	lay := r.barLayout()
+	width := barWidth(r.width, len(drivers), lay.span)
 	drawn := 0
 	for di, d := range drivers {
 		for _, g := range r.groups {
@@ -111,8 +121,8 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 				return nil, err
 			}
 			b.XMin = float64(di)
-			b.Offset = (vg.Length(g.dash) - vg.Length(nv-1)/2) * width
-			b.Color = shade(seriesColor(g.color), g.dash, nv)
+			b.Offset = vg.Length(lay.pos[g.variant]-(lay.span-1)/2) * width
+			b.Color = shade(seriesColor(g.color), lay.shade[g.variant], lay.shades)
 			b.LineStyle = draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.5)}
 			p.Add(b)
 			if hi > lo {
@@ -137,10 +147,9 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 	if drawn == 0 {
 		return nil, nil
 	}
-	for i, v := range r.variants {
-		swatch := &plotter.BarChart{Color: shade(color.Gray{Y: 110}, i, nv),
+	for i, name := range lay.legend {
+		swatch := &plotter.BarChart{Color: shade(color.Gray{Y: 110}, i, lay.shades),
 			LineStyle: draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.5)}}
-		name := v
 		if name == "" {
 			name = "(all)"
 		}
@@ -152,6 +161,73 @@ func (r *Report) barChart(id, title, ylabel string, drivers []string, value func
 		p.Y.Max *= 1.25 // room for the names above the bars
 	}
 	return &Chart{ID: id, Title: title, plot: p}, nil
+}
+
+// barLayout is where each variant's bar stands within its driver's bars, and its shade.
+type barLayout struct {
+	// pos is each variant's place, in bar widths from the driver's first bar (gaps counted);
+	// span the width of a driver's bars, gaps included.
+	pos  map[string]float64
+	span float64
+	// shade is each variant's shade, of shades; legend names the shades in order.
+	shade  map[string]int
+	shades int
+	legend []string
+	// order says the bars' order for a caption when the shades name only the sets: "single
+	// (v1.2, v1.3), then cluster (v1.2, v1.3)"; "" otherwise.
+	order string
+}
+
+// barLayout places the variants' bars: by case first ("single", "cluster"), a half-bar gap
+// between cases, and within a case by set (label), so the bars a reader compares, v1.2 and
+// v1.3 on one topology, stand side by side. With several sets and several cases a bar's
+// shade is its set's (the first set full color, the last the lightest) and the position and
+// the name above the bar say its case; with one of either, every variant has a shade.
+func (r *Report) barLayout() barLayout {
+	var sets, cases []string
+	for _, g := range r.groups {
+		if !slices.Contains(sets, g.set) {
+			sets = append(sets, g.set)
+		}
+		if !slices.Contains(cases, g.cases) {
+			cases = append(cases, g.cases)
+		}
+	}
+	lay := barLayout{pos: make(map[string]float64), shade: make(map[string]int)}
+	bySet := len(sets) > 1 && len(cases) > 1
+	var order []string
+	n := 0
+	for ci, c := range cases {
+		var inCase []string
+		for si, s := range sets {
+			for _, g := range r.groups {
+				if g.cases != c || g.set != s {
+					continue
+				}
+				if _, ok := lay.pos[g.variant]; ok {
+					break
+				}
+				lay.pos[g.variant] = float64(n) + 0.5*float64(ci)
+				if bySet {
+					lay.shade[g.variant] = si
+				} else {
+					lay.shade[g.variant] = n
+					lay.legend = append(lay.legend, g.variant)
+				}
+				inCase = append(inCase, s)
+				n++
+				break
+			}
+		}
+		order = append(order, c+" ("+strings.Join(inCase, ", ")+")")
+	}
+	lay.span = float64(n) + 0.5*float64(len(cases)-1)
+	lay.shades = n
+	if bySet {
+		lay.shades, lay.legend = len(sets), sets
+		lay.order = strings.Join(order, ", then ")
+	}
+	return lay
 }
 
 // barLabel writes name upright above the bar at x (moved by offset) whose top is at y.
@@ -173,8 +249,8 @@ func barLabel(p *figure, x, y float64, offset vg.Length, name string) error {
 // barWidth is the width of one bar in a chart chartWidth wide: the drivers' slots share the
 // plot area (about 60% of the chart beside the axis and the legend), and a driver's bars fill
 // 75% of its slot, side by side in variant order.
-func barWidth(chartWidth vg.Length, drivers, variants int) vg.Length {
-	return chartWidth * 0.6 * 0.75 / vg.Length(drivers*variants)
+func barWidth(chartWidth vg.Length, drivers int, span float64) vg.Length {
+	return chartWidth * 0.6 * 0.75 / vg.Length(float64(drivers)*span)
 }
 
 // shade is the i-th of n shades of c: c itself first, then ever lighter, to 40% of it over

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,11 @@ const (
 type compareView struct {
 	Verdict string
 	Failed  bool
+	// Class colors the verdict: "fail", "pass", or "caveat" for a pass with inconclusive
+	// rows, rows too few to decide or regressions of ungated metrics.
+	Class string
+	// Labels says which labels the files of each side carry; "" when none does.
+	Labels  string
 	Head    []string
 	Rows    []compareRow
 	Caption string
@@ -67,7 +73,8 @@ func BuildCompare(base, new []*results.File, cmp *compare.Report, opts Options) 
 			}
 			return "labelled " + strings.Join(labels, " + ")
 		}
-		notes = append(notes, fmt.Sprintf("BASE: files %s; NEW: files %s.", side(cmp.BaseLabels), side(cmp.NewLabels)))
+		// Under the verdict, where a reader looks for what BASE and NEW are.
+		r.compare.Labels = fmt.Sprintf("BASE: files %s; NEW: files %s.", side(cmp.BaseLabels), side(cmp.NewLabels))
 	}
 	for _, w := range cmp.Warnings {
 		notes = append(notes, "Warning: "+w)
@@ -112,7 +119,8 @@ func WriteComparePaths(dir, basePath, newPath string, cmp *compare.Report) ([]st
 // first row only, short (the driver and the case values that differ between groups).
 func newCompareView(cmp *compare.Report) *compareView {
 	v := &compareView{
-		Verdict: string(cmp.Verdict),
+		Verdict: headline(cmp),
+		Class:   verdictClass(cmp),
 		Failed:  cmp.Failed(),
 		Head:    []string{"driver", "metric", "BASE", "NEW", "change", "p(worse)", "runs", "verdict"},
 		Caption: fmt.Sprintf("Medians of BASE and NEW, with ± the 95%% confidence interval of the median (or the runs' "+
@@ -159,6 +167,33 @@ func newCompareView(cmp *compare.Report) *compareView {
 		}
 	}
 	return v
+}
+
+// headline is compare's own first line ("PASS: no regression, but 19 inconclusive gated
+// rows (…)"), so that the page says what the command said, caveats included: a bare "ok"
+// above a table of yellow rows misleads.
+func headline(cmp *compare.Report) string {
+	var buf bytes.Buffer
+	if err := cmp.WriteText(&buf); err == nil {
+		line, _, _ := strings.Cut(buf.String(), "\n")
+		if h, ok := strings.CutPrefix(line, "lockbench compare: "); ok && h != "" {
+			return h
+		}
+	}
+	if cmp.Failed() {
+		return string(cmp.Verdict) + ": the gate fails"
+	}
+	return string(cmp.Verdict) + ": the gate passes"
+}
+
+func verdictClass(cmp *compare.Report) string {
+	switch {
+	case cmp.Failed():
+		return "fail"
+	case cmp.Inconclusive > 0 || cmp.TooFewRuns > 0 || cmp.UngatedRegressions > 0:
+		return "caveat"
+	}
+	return "pass"
 }
 
 // summaryCell is one side of a row as lockbench compare prints it.

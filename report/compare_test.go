@@ -69,7 +69,7 @@ func TestComparePage(t *testing.T) {
 	}
 	page := string(data)
 	for _, want := range []string{
-		"<h2>BASE and NEW</h2>", "Verdict: regression: the gate fails",
+		"<h2>BASE and NEW</h2>", `<p class="verdict fail">FAIL: 2 regressions; 2 regressions in metrics reported but not gated`,
 		"<td>lockcore</td><td>acq/s</td>", `<td class="v-regression">regression`,
 		"<td>naive</td><td>acq/s</td>", `<td class="v-improved">improved`,
 		"Warning: " + cmp.Warnings[0],

@@ -7,15 +7,20 @@
 //
 //   - bars-throughput and bars-redis-cpu: when the runs span more than one label or
 //     topology, grouped bars of each driver's median throughput (and Redis CPU per
-//     acquisition, when measured), one bar per label and topology;
+//     acquisition, when measured), one bar per label and topology, a topology's labels side
+//     by side;
 //   - spectrum: the acquire latency percentile spectrum, HdrHistogram style: the percentile
 //     on a log axis of 1/(1-q), labelled 50%, 90%, 99%, 99.9%…, the latency on a log axis,
 //     one line per driver and case (per file when there are several), from the run
 //     histograms merged losslessly over the rounds;
 //   - rounds: for repeated runs (--repeat), each round's throughput per driver, so the noise
 //     between rounds shows;
-//   - timeline-throughput and timeline-p99: for runs with a timeline of two intervals or
+//   - timeline-throughput and timeline-p99: for runs with a timeline of three intervals or
 //     more, throughput and acquire p99 second by second (a note names the runs too short);
+//
+// With several labels and several topologies (or other case values) the spectrum, rounds and
+// timeline charts are drawn once per topology ("spectrum-cluster"), each with one line per
+// driver and label, so that the lines compared share a chart and a legend stays short;
 //   - sweep: for sweep files (results.Sweep), achieved throughput against acquire p99
 //     (solid) and p50 (dashed) per driver, each step marked by its verdict, the SLO as a
 //     horizontal line and each driver's knee ringed; plus a spectrum per driver with one

@@ -109,7 +109,9 @@ func TestOneColorPerDriver(t *testing.T) {
 		}
 		colors[hex] = d
 	}
-	want := []string{"bars-throughput", "bars-redis-cpu", "spectrum", "rounds", "timeline-throughput", "timeline-p99"}
+	// The line charts one per topology: 12 lines each, not 24.
+	want := []string{"bars-throughput", "bars-redis-cpu", "spectrum-single", "spectrum-cluster", "rounds-single", "rounds-cluster",
+		"timeline-throughput-single", "timeline-p99-single", "timeline-throughput-cluster", "timeline-p99-cluster"}
 	if got := chartIDs(r); !slices.Equal(got, want) {
 		t.Errorf("charts %q, want %q", got, want)
 	}
@@ -148,18 +150,28 @@ func TestLegendsShortAndBeside(t *testing.T) {
 			}
 		}
 	}
-	spectrum := r.Charts[slices.Index(chartIDs(r), "spectrum")]
-	names := make([]string, 0, len(spectrum.plot.legend))
-	for _, e := range spectrum.plot.legend {
-		names = append(names, e.name)
-	}
-	for _, want := range []string{"lockcore v1.2 single", "naive v1.3 cluster", "rueidislock v1.2 cluster"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("spectrum legend %q lacks %q", names, want)
+	// One spectrum per topology, its lines named by driver and label, the topology in its
+	// title.
+	for _, topo := range []string{"single", "cluster"} {
+		spectrum := r.Charts[slices.Index(chartIDs(r), "spectrum-"+topo)]
+		if want := "Acquire latency by percentile: " + topo; spectrum.Title != want || spectrum.plot.Title.Text != want {
+			t.Errorf("spectrum of %s titled %q (plot %q), want %q", topo, spectrum.Title, spectrum.plot.Title.Text, want)
+		}
+		names := make([]string, 0, len(spectrum.plot.legend))
+		for _, e := range spectrum.plot.legend {
+			names = append(names, e.name)
+		}
+		if len(names) != 2*len(gridDrivers) {
+			t.Errorf("spectrum of %s: %d lines %q, want 2 labels × %d drivers", topo, len(names), names, len(gridDrivers))
+		}
+		for _, want := range []string{"lockcore v1.2", "naive v1.3", "rueidislock v1.2"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("spectrum of %s: legend %q lacks %q", topo, names, want)
+			}
 		}
 	}
 	// The legend's columns start right of the plot area and inside the chart, also for the
-	// 24 entries of the spectrum.
+	// many entries of the timelines.
 	for _, c := range r.Charts {
 		area, cols, _ := c.layout(draw.New(vgimg.New(c.width, c.height)))
 		for i, col := range cols {
@@ -204,5 +216,46 @@ func TestSetsWithoutRunsNameNothing(t *testing.T) {
 	}
 	if slices.Contains(chartIDs(r), "bars-throughput") {
 		t.Errorf("charts %q: bars of one set", chartIDs(r))
+	}
+}
+
+// TestBarsAndRowsSideBySide: the bars and summary rows a reader compares, one driver's v1.2
+// and v1.3 on one topology, are neighbours; a half-bar gap parts the topologies, and the
+// shade says the label.
+func TestBarsAndRowsSideBySide(t *testing.T) {
+	t.Parallel()
+	r, err := Build(gridSources(t, "v1.2", "v1.3"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay := r.barLayout()
+	want := map[string]float64{"v1.2 single": 0, "v1.3 single": 1, "v1.2 cluster": 2.5, "v1.3 cluster": 3.5}
+	for v, pos := range want {
+		if lay.pos[v] != pos {
+			t.Errorf("bar %q at %g, want %g (positions %v)", v, lay.pos[v], pos, lay.pos)
+		}
+	}
+	if lay.span != 4.5 || lay.shades != 2 || !slices.Equal(lay.legend, []string{"v1.2", "v1.3"}) ||
+		lay.shade["v1.3 single"] != 1 || lay.shade["v1.2 cluster"] != 0 {
+		t.Errorf("span %g, shades %d %v, legend %q: want 4.5, a shade per label", lay.span, lay.shades, lay.shade, lay.legend)
+	}
+	if want := "single (v1.2, v1.3), then cluster (v1.2, v1.3)"; lay.order != want {
+		t.Errorf("caption's order %q, want %q", lay.order, want)
+	}
+	var rows []string
+	for _, row := range r.summaryTable().Rows[:5] {
+		rows = append(rows, row[0])
+	}
+	if want := []string{"lockcore v1.2 single", "lockcore v1.3 single", "lockcore v1.2 cluster", "lockcore v1.3 cluster", "redisson v1.2 single"}; !slices.Equal(rows, want) {
+		t.Errorf("summary rows %q, want %q", rows, want)
+	}
+	// One label, two topologies: each topology its own shade, no gap.
+	r, err = Build(gridSources(t, "v1.2"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lay = r.barLayout()
+	if lay.pos["single"] != 0 || lay.pos["cluster"] != 1.5 || lay.shades != 2 || lay.order != "" || !slices.Equal(lay.legend, []string{"single", "cluster"}) {
+		t.Errorf("one label: positions %v shades %d legend %q order %q", lay.pos, lay.shades, lay.legend, lay.order)
 	}
 }

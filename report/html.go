@@ -74,7 +74,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", sans-serif; margin: 2em auto; max-width: 1040px; padding: 0 1em; color: #222; background: #fff; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", sans-serif; margin: 2em auto; max-width: 1180px; padding: 0 1em; color: #222; background: #fff; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 figure { margin: 1em 0 2em; }
@@ -86,29 +86,34 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.summary td.num { white-space: nowrap; }
+/* A table wider than the page scrolls by itself, not the page. */
+.wide { overflow-x: auto; }
 td:first-child { white-space: nowrap; }
 caption { caption-side: bottom; text-align: left; color: #555; padding-top: 0.3em; }
 .notes { background: #fff8e1; border-left: 4px solid #f0c040; padding: 0.5em 1em; }
-nav a { margin-right: 1em; }
-.verdict { font-size: 1.2em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
+nav a { margin-right: 1em; white-space: nowrap; display: inline-block; }
+.verdict { font-size: 1.1em; font-weight: bold; padding: 0.4em 0.8em; display: inline-block; }
 .verdict.fail { background: #fde2e1; color: #8a1c1c; }
 .verdict.pass { background: #e3f4e1; color: #1d5b1a; }
+.verdict.caveat { background: #fff4d6; color: #5c4300; }
 td.v-regression, td.v-violations { background: #fde2e1; color: #8a1c1c; font-weight: bold; }
 td.v-inconclusive { background: #fff4d6; }
 td.v-improved { background: #e3f4e1; }
-table.cmp td.num { white-space: nowrap; }
+table.cmp td.num, table.cmp td:nth-child(2) { white-space: nowrap; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{if or .Lead .Charts}}<nav>{{range .Lead}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}{{range .Charts}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>{{end}}
 {{with .Compare}}<h2>BASE and NEW</h2>
-<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">Verdict: {{.Verdict}}{{if .Failed}}: the gate fails{{else}}: the gate passes{{end}}</p>
-{{end}}{{range .Lead}}{{template "chart" .}}{{end}}{{with .Compare}}<table class="cmp">
+<p class="verdict {{.Class}}">{{.Verdict}}</p>
+{{with .Labels}}<p>{{.}}</p>{{end}}
+{{end}}{{range .Lead}}{{template "chart" .}}{{end}}{{with .Compare}}<div class="wide"><table class="cmp">
 <caption>{{.Caption}}</caption>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{$class := .Class}}{{range $i, $c := .Cells}}{{if eq $i 7}}<td class="{{$class}}">{{$c}}</td>{{else if lt $i 2}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{end}}
 {{if .Notes}}<div class="notes">{{range .Notes}}<p>{{.}}</p>{{end}}</div>{{end}}
 {{with .Summary}}<h2>Summary</h2>
@@ -128,9 +133,9 @@ table.cmp td.num { white-space: nowrap; }
 {{.SVG}}
 <figcaption>{{.Caption}} (Also {{.ID}}.png.)</figcaption>
 </figure>
-{{end}}{{define "table"}}<table>
+{{end}}{{define "table"}}<div class="wide"><table{{with .Class}} class="{{.}}"{{end}}>
 {{with .Caption}}<caption>{{.}}</caption>{{end}}
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<td>{{$c}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 {{end}}`))

@@ -85,6 +85,8 @@ type group struct {
 	// variant is what tells the group apart from the groups of the same driver: the set and
 	// the case values that differ, "BASE cluster"; empty when nothing does.
 	variant string
+	// cases is the part of variant that is case values ("cluster"), without the set.
+	cases string
 	// color indexes palette (one per driver in the whole report), dash the variant's
 	// pattern (plotutil.Dashes).
 	color, dash int
@@ -177,8 +179,12 @@ func Build(sources []Source, opts Options) (*Report, error) {
 	if err := errors.Join(err, add(barsT, nil), add(barsCPU, nil)); err != nil {
 		return nil, err
 	}
-	if err := add(spectrumChart("spectrum", "Acquire latency by percentile", r.groups)); err != nil {
-		return nil, err
+	parts := r.caseParts()
+	for _, part := range parts {
+		c, err := spectrumChart("spectrum", "Acquire latency by percentile", part.groups)
+		if err := add(part.named(c), err); err != nil {
+			return nil, err
+		}
 	}
 	for _, sv := range r.sweeps {
 		c, err := sv.chart(r.sweepID(sv, "sweep"))
@@ -192,16 +198,85 @@ func Build(sources []Source, opts Options) (*Report, error) {
 			}
 		}
 	}
-	if err := add(roundsChart(r.groups)); err != nil {
-		return nil, err
+	for _, part := range parts {
+		c, err := roundsChart(part.groups)
+		if err := add(part.named(c), err); err != nil {
+			return nil, err
+		}
 	}
-	tput, p99, tlNotes := timelineCharts(r.groups)
-	if err := errors.Join(add(tput, nil), add(p99, nil)); err != nil {
-		return nil, err
+	var tlNotes []string
+	for _, part := range parts {
+		tput, p99, notes := timelineCharts(part.groups)
+		if err := errors.Join(add(part.named(tput), nil), add(part.named(p99), nil)); err != nil {
+			return nil, err
+		}
+		tlNotes = notes
+	}
+	if len(parts) > 1 {
+		// Said once for the report, the groups by their whole names ("lockcore v1.2 single").
+		_, _, tlNotes = timelineCharts(r.groups)
 	}
 	r.notes()
 	r.Notes = append(r.Notes, tlNotes...)
 	return r, nil
+}
+
+// casePart is the groups one line chart draws: all of them, or those of one case.
+type casePart struct {
+	// cases is the case's values ("cluster"); "" when the part is the whole report.
+	cases  string
+	groups []*group
+}
+
+// caseParts splits the line charts (spectrum, rounds, timelines) by case when the report has
+// several sets (labels) and several cases (topologies): 2 labels × 6 drivers × 2 topologies
+// are 24 lines, a tangle no legend untangles, and the lines a reader compares, one driver's
+// v1.2 and v1.3 on one topology, belong in one chart. Each part's groups are copies named by
+// their driver and set alone ("lockcore v1.3"), their set's dash pattern; the chart is named
+// by the case. Otherwise the one part is every group as it is.
+func (r *Report) caseParts() []casePart {
+	var sets, cases []string
+	for _, g := range r.groups {
+		if !slices.Contains(sets, g.set) {
+			sets = append(sets, g.set)
+		}
+		if !slices.Contains(cases, g.cases) {
+			cases = append(cases, g.cases)
+		}
+	}
+	if len(sets) < 2 || len(cases) < 2 {
+		return []casePart{{groups: r.groups}}
+	}
+	parts := make([]casePart, len(cases))
+	for i, c := range cases {
+		parts[i].cases = c
+		for _, g := range r.groups {
+			if g.cases != c {
+				continue
+			}
+			cp := *g
+			cp.variant = g.set
+			cp.label = g.Driver() + " " + g.set
+			if g.Incomplete > 0 {
+				cp.label += " (incomplete)"
+			}
+			cp.dash = slices.Index(sets, g.set)
+			parts[i].groups = append(parts[i].groups, &cp)
+		}
+	}
+	return parts
+}
+
+// named gives c, a chart of the part's groups, the part's case in its ID and title
+// ("spectrum-cluster", "Acquire latency by percentile: cluster"); c may be nil.
+func (p casePart) named(c *Chart) *Chart {
+	if c == nil || p.cases == "" {
+		return c
+	}
+	c.ID += "-" + fileSafe(p.cases)
+	c.Title += ": " + p.cases
+	c.plot.Title.Text = c.Title
+	return c
 }
 
 // sweepID names a sweep's chart, with the source's index when the report has several sweeps.
@@ -281,16 +356,17 @@ func (r *Report) labelGroups(sets bool) {
 		}
 	}
 	for _, g := range r.groups {
-		var parts []string
-		if sets {
-			parts = append(parts, g.set)
-		}
+		var cases []string
 		for _, l := range g.Case() {
 			if differ[l.Name] {
-				parts = append(parts, caseText(l))
+				cases = append(cases, caseText(l))
 			}
 		}
-		g.variant = strings.Join(parts, " ")
+		g.cases = strings.Join(cases, " ")
+		g.variant = g.cases
+		if sets {
+			g.variant = strings.TrimSpace(g.set + " " + g.cases)
+		}
 		g.label = strings.TrimSpace(g.Driver() + " " + g.variant)
 		if g.Incomplete > 0 {
 			g.label += " (incomplete)"
@@ -362,7 +438,7 @@ func (r *Report) notes() {
 			r.Notes = append(r.Notes, fmt.Sprintf("%s has no runs (%d skipped).", name, len(s.File.Skipped)))
 		}
 		if !s.File.Complete {
-			r.Notes = append(r.Notes, fmt.Sprintf("%s is incomplete (interrupted or failed part way): it shows what was measured.", name))
+			r.Notes = append(r.Notes, fmt.Sprintf("%s is incomplete (interrupted or failed part way): it shows what was measured; its configuration below says which runs did not finish and why.", name))
 		}
 		for _, g := range r.groups {
 			if g.src == i && g.Measured == 0 {

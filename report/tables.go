@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +20,8 @@ type row struct {
 
 // table is a table with a header.
 type table struct {
+	// Class styles the table ("summary": numbers kept on one line).
+	Class   string
 	Caption string
 	Head    []string
 	Rows    [][]string
@@ -39,10 +42,11 @@ func (r *Report) summaryTable() *table {
 		return nil
 	}
 	t := &table{
-		Caption: "Medians over the rounds that measured something; errors and violations are totals. Projected acq/s: the throughput at which the busiest Redis master's CPU would be fully busy, at this run's mix (redis busy: its CPU use while measured).",
+		Class:   "summary",
+		Caption: "Medians over the rounds that measured something; errors and violations are totals.",
 		Head:    []string{"driver", "rounds", "acq/s", "acq/s min–max", "acq p50", "acq p99", "acq p99.9", "acq max", "cmds/acq", "redis cpu/acq", "redis busy", "projected acq/s", "errors", "violations"},
 	}
-	for _, g := range r.groups {
+	for _, g := range r.summaryOrder() {
 		spread := "-"
 		if g.Measured > 1 {
 			spread = metricRate.Format(g.MinThroughputPerS) + "–" + metricRate.Format(g.MaxThroughputPerS)
@@ -69,7 +73,63 @@ func (r *Report) summaryTable() *table {
 		t.Rows = append(t.Rows, []string{g.label, rounds, rate, spread, lat(a.P50), lat(a.P99), lat(a.P999), lat(a.Max), cmds,
 			rcpu, busy, proj, metricCount.Format(float64(g.Errors)), metricCount.Format(float64(g.Violations))})
 	}
+	t.dropEmptyColumns()
+	if slices.Contains(t.Head, "projected acq/s") {
+		t.Caption += " Projected acq/s: the throughput at which the busiest Redis master's CPU would be fully busy, at this run's mix (redis busy: its CPU use while measured)."
+	}
 	return t
+}
+
+// summaryOrder is the groups in the summary's order: by driver (in the order the drivers
+// first appear), then case, then set, so that the rows a reader compares, one driver's v1.2
+// and v1.3 on one topology, are neighbours, as its bars are.
+func (r *Report) summaryOrder() []*group {
+	rank := func(key func(*group) string) map[string]int {
+		m := make(map[string]int)
+		for _, g := range r.groups {
+			if _, ok := m[key(g)]; !ok {
+				m[key(g)] = len(m)
+			}
+		}
+		return m
+	}
+	driver := rank(func(g *group) string { return g.Driver() })
+	cases := rank(func(g *group) string { return g.cases })
+	sets := rank(func(g *group) string { return g.set })
+	out := slices.Clone(r.groups)
+	slices.SortStableFunc(out, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(driver[a.Driver()], driver[b.Driver()]), cmp.Compare(cases[a.cases], cases[b.cases]),
+			cmp.Compare(sets[a.set], sets[b.set]))
+	})
+	return out
+}
+
+// dropEmptyColumns leaves out the columns after the first whose every row is "-" (the
+// Redis CPU of runs that did not measure it): a column that says nothing only widens the
+// table.
+func (t *table) dropEmptyColumns() {
+	keep := make([]bool, len(t.Head))
+	for c := range t.Head {
+		keep[c] = c == 0 || len(t.Rows) == 0
+		for _, row := range t.Rows {
+			if c < len(row) && row[c] != "-" {
+				keep[c] = true
+			}
+		}
+	}
+	filter := func(cells []string) []string {
+		var out []string
+		for c, v := range cells {
+			if c >= len(keep) || keep[c] {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	t.Head = filter(t.Head)
+	for i := range t.Rows {
+		t.Rows[i] = filter(t.Rows[i])
+	}
 }
 
 // table lists a sweep's steps, driver by driver, as lockbench sweep judged them.

@@ -18,6 +18,11 @@ import (
 // dash instead.
 const maxNamedTimelines = 8
 
+// minTimelinePoints is the fewest intervals a run's timeline line has: two points make a
+// line but not a shape (no dip, no burst between two ends), and the 2 s runs of a 24-group
+// report drew 144 such strokes that said nothing.
+const minTimelinePoints = 3
+
 // timelineRun is one run's timeline as lines: its driver's color, and its variant's dashes
 // (its round's, when the report has one variant).
 type timelineRun struct {
@@ -34,9 +39,9 @@ type timelineRun struct {
 // timelineCharts draw the runs' timelines, one line per run that has one: throughput and
 // acquire p99 second by second. They are nil when no run has a timeline (files from before
 // timelines, runs that never measured). The notes say which measured runs are in no timeline
-// and why, so that a missing or thin chart is explained rather than blank: a line needs two
-// intervals of at least half the timeline's interval, which a 1-second run at the default 1 s
-// interval does not have.
+// and why, so that a missing or thin chart is explained rather than blank: a line needs three
+// intervals (minTimelinePoints) of at least half the timeline's interval, which a 2-second run
+// at the default 1 s interval does not have.
 func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 	var runs []timelineRun
 	var none, short []string // groups with measured runs without a timeline, or too short for one
@@ -75,8 +80,8 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 					tr.lat = append(tr.lat, plotter.XY{X: mid, Y: latencyY(pt.AcquireP99US)})
 				}
 			}
-			if len(tr.rate) < 2 {
-				// One point is no line (and, unmarked, nothing at all on the chart).
+			if len(tr.rate) < minTimelinePoints {
+				// One point is no line (and, unmarked, nothing at all on the chart), two no shape.
 				shortHere = true
 				shortest, interval = min(shortest, r.DurationS), max(interval, tl.IntervalS)
 				continue
@@ -92,9 +97,18 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 		}
 	}
 	if len(short) > 0 {
-		notes = append(notes, fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least two of its %s intervals "+
-			"to draw a line: run for %s or more (--duration) to see one.",
-			listNames(short), runsWord(len(short)), seconds(shortest), seconds(interval), seconds(2*interval)))
+		which, word := listNames(short), runsWord(len(short))
+		if len(short) > 2 && len(short) == len(groups)-len(none) {
+			// Every group with a timeline: 24 names would bury the reason.
+			which, word = "runs of every driver", "the shortest run"
+		}
+		note := fmt.Sprintf("No timeline drawn for %s: %s lasted %s, and a timeline needs at least three of its %s intervals "+
+			"to draw a line with a shape: run for %s or more (--duration) to see one.",
+			which, word, seconds(shortest), seconds(interval), seconds(minTimelinePoints*interval))
+		if len(runs) > 0 {
+			note += " The timeline charts show the runs that lasted longer."
+		}
+		notes = append(notes, note)
 	}
 	switch {
 	case len(none) > 0 && len(runs) == 0 && len(short) == 0:
@@ -109,6 +123,8 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 	pt.Y.Tick.Marker = rateTicks{}
 	pl := newPlot("Acquire p99 over time", "seconds into the measured phase", "acquire p99")
 	logLatencyY(pl)
+	// Every second labelled (up to 31 s), not gonum's 1, 3, 5.
+	pt.X.Tick.Marker, pl.X.Tick.Marker = integerTicks{}, integerTicks{}
 	named := len(runs) <= maxNamedTimelines
 	nl := 0
 	for _, tr := range runs {
@@ -132,7 +148,7 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 		legendByColorAndDash(pl, runs, rounds, variants)
 	}
 	caption := "Acquisitions completed in each second of the measured phase (warm-up " +
-		"excluded), one line per run, its rounds dashed differently: a dip is a stall, a " +
+		"excluded), one line per run in its driver's color, " + dashWhat(variants) + ": a dip is a stall, a " +
 		"fault or a noisy neighbour. The last, partial second is left out when shorter " +
 		"than half a second."
 	if n := faultMarks(pt, groups, runs); n > 0 {
@@ -157,6 +173,14 @@ func timelineCharts(groups []*group) (tput, p99 *Chart, notes []string) {
 		}
 	}
 	return tput, p99, notes
+}
+
+// dashWhat says what a timeline's dash patterns tell apart.
+func dashWhat(variants bool) string {
+	if variants {
+		return "its label or case dashed differently (see the legend)"
+	}
+	return "its rounds dashed differently"
 }
 
 // listNames lists names for a sentence: "a", "a and b", "a, b and c", at most eight and a

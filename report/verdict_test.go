@@ -79,7 +79,7 @@ func TestShortRunsTimelineNote(t *testing.T) {
 	if err := r.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"No timeline drawn for lockcore and naive", "lasted 1.02s", "two of its 1s intervals", "run for 2s or more (--duration)"} {
+	for _, want := range []string{"No timeline drawn for lockcore and naive", "lasted 1.02s", "three of its 1s intervals", "run for 3s or more (--duration)"} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("page lacks %q; notes: %q", want, r.Notes)
 		}

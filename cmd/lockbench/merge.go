@@ -13,8 +13,8 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-const mergeHelp = `Usage: lockbench merge FILE... -o OUT
-       lockbench merge --from ADDR --run ID [--expect N] -o OUT
+const mergeHelp = `Usage: lockbench merge FILE... -o OUT [--label NAME]
+       lockbench merge --from ADDR --run ID [--expect N] -o OUT [--label NAME]
 
 Merges the results that 'lockbench worker' processes wrote (one per process, on one machine
 or many) into one result file, the same as 'lockbench run --procs' writes: the HDR histograms
@@ -36,8 +36,13 @@ Either way, results of different configurations (driver, workload, keys, concurr
 start time, number of processes, run id, lockbench version or image) are refused, naming the
 process and the field.
 
+The merged file keeps the label (lockbench run --label) its results carry when they all carry
+the same one; results labelled differently still merge, into a file with no label and a warning
+naming the labels. --label NAME gives the merged file that label, whatever the results carry
+(workers' results carry none).
+
 Exit codes: 0 merged, 1 merged but the run had safety violations or errors, or processes are
-missing, 2 bad input (unreadable files, results of different runs, no -o).`
+missing, 2 bad input (unreadable files, results of different runs, no -o, a bad --label).`
 
 // mergeCommand is lockbench merge.
 func mergeCommand(args []string, stdout, stderr io.Writer) int {
@@ -48,12 +53,18 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 	runID := fs.String("run", "", "with --from: the run whose results to fetch (the workers' --run)")
 	expect := fs.Int("expect", 0, "with --from: the number of processes the run must have (default: as the results say)")
 	caFile := fs.String("collect-ca-file", "", "with --from rediss://: the CA that signed its certificate")
+	label := fs.String("label", "", "a name for the merged result file, e.g. BASE, NEW or v1.3 (letters, digits, . _ + -); default: the label the results share, if any")
 	if code, done := fs.parse(args, stdout, mergeHelp, ""); done {
 		return code
 	}
 	bad := fs.bad
 	if *out == "" {
 		return bad("-o OUT: where to write the merged result")
+	}
+	if *label != "" {
+		if err := results.CheckLabel(*label); err != nil {
+			return bad("--%v", err)
+		}
 	}
 	command := append([]string{"lockbench", "merge"}, args...)
 	var merged *results.File
@@ -96,6 +107,9 @@ func mergeCommand(args []string, stdout, stderr io.Writer) int {
 		if merged, err = g.File(); err != nil {
 			return bad("%s", results.MismatchText(err))
 		}
+	}
+	if *label != "" {
+		merged.Relabel(*label)
 	}
 	return writeMerged(merged, *out, missing, stdout, stderr)
 }

@@ -17,6 +17,8 @@ fetched: it opens offline), and a PNG file of each chart:
   timeline-p99.png          acquire p99 second by second, per run
   sweep.png                 sweeps: achieved throughput against p99 and p50, SLO and knees
   sweep-spectrum-<driver>.png  sweeps: one driver's spectrum at every step
+With several labels and several topologies, the line charts are one per topology
+(spectrum-single.png, spectrum-cluster.png, …), a driver's labels side by side in each.
 The page also has the summary table and each file's configuration, topology, host and versions.
 Several files go into one report; each file or directory is labelled by the shortest part of its
 path that tells it apart, or by the NAME of a NAME=PATH argument or --label (BASE/NEW, v1.2/v1.3):

@@ -106,7 +106,7 @@ func TestRunReportAndReport(t *testing.T) {
 		t.Fatalf("exit %d\nstderr:\n%s", code, errb)
 	}
 	// 1 s runs have one timeline interval: no timeline chart, a note saying why instead
-	// (report draws a timeline from two intervals on; its own tests draw them).
+	// (report draws a timeline from three intervals on; its own tests draw them).
 	want := []string{"rounds.png", "spectrum.png"}
 	if got := pngs(t, rep); !slices.Equal(got, want) {
 		t.Errorf("run --report wrote %q, want %q", got, want)
