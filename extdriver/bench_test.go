@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockbench/lockbench/extdriver"
 	"github.com/lockbench/lockbench/extdriver/adapter"
+	"github.com/lockbench/lockbench/pin"
 )
 
 // attachMemory runs adapter.Serve over the null adapter's lock (adapter.Memory) in this process,
@@ -56,9 +57,16 @@ func attachMemory(tb testing.TB) *extdriver.Adapter {
 // requests. "process" is the null adapter as a child process (this test binary), as lockbench
 // runs it; "in-process" is adapter.Serve on two pipes in this process. inflight=N has N
 // owners with a request in flight at once (a run's --concurrency); 1 is the round trip.
+// "placed" is "process" with this process and the adapter on one CPU and GOMAXPROCS 1, as
+// lockbench run --pin auto places the client on a 2-CPU machine (the adapter inherits it).
 func BenchmarkProtocol(b *testing.B) {
 	for _, inflight := range []int{1, 64} {
 		b.Run("process/inflight="+strconv.Itoa(inflight), func(b *testing.B) {
+			a := start(b, selfOptions(""))
+			benchCycles(b, a, inflight)
+		})
+		b.Run("placed/inflight="+strconv.Itoa(inflight), func(b *testing.B) {
+			placeOnOneCPU(b)
 			a := start(b, selfOptions(""))
 			benchCycles(b, a, inflight)
 		})
@@ -66,6 +74,20 @@ func BenchmarkProtocol(b *testing.B) {
 			benchCycles(b, attachMemory(b), inflight)
 		})
 	}
+}
+
+// placeOnOneCPU places this process on one of its CPUs (pin.Self: GOMAXPROCS 1) until the
+// benchmark ends; the adapter processes it starts meanwhile inherit the CPU.
+func placeOnOneCPU(b *testing.B) {
+	avail, err := pin.Available()
+	if err != nil {
+		b.Skip(err)
+	}
+	restore, err := pin.Self(avail[:1])
+	if err != nil {
+		b.Skip(err)
+	}
+	b.Cleanup(restore)
 }
 
 func benchCycles(b *testing.B, a *extdriver.Adapter, inflight int) {

@@ -2,9 +2,13 @@ package adapter_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,4 +161,93 @@ func (m mutexOnly) Acquire(ctx context.Context, owner, name string) error {
 }
 func (m mutexOnly) Release(ctx context.Context, owner, name string) error {
 	return m.lib.Release(ctx, owner, name)
+}
+
+// gated is a Library whose acquires all wait for one gate: a library whose Redis replies come
+// in together.
+type gated struct{ gate chan struct{} }
+
+func (g gated) Hello() extdriver.Hello {
+	return extdriver.Hello{Library: "gated", Version: "0", Kinds: []string{extdriver.KindMutex}}
+}
+
+func (g gated) Acquire(ctx context.Context, _, _ string) error {
+	select {
+	case <-g.gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g gated) Release(context.Context, string, string) error { return nil }
+
+// lockedWriter counts writes and the lines in them.
+type lockedWriter struct {
+	mu            sync.Mutex
+	writes, lines int
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes++
+	w.lines += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
+}
+
+func (w *lockedWriter) counts() (writes, lines int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes, w.lines
+}
+
+// TestServeCoalescesReplies: with one P (an adapter placed on one CPU), the replies of acquires
+// that end together, each on a goroutine of its own, share a few writes instead of one each.
+func TestServeCoalescesReplies(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const n = 64
+	lib := gated{gate: make(chan struct{})}
+	inR, inW := io.Pipe()
+	w := &lockedWriter{}
+	done := make(chan error, 1)
+	go func() { done <- adapter.Serve(inR, w, lib) }()
+	var req []byte
+	for i := range n {
+		req = fmt.Appendf(req, "%d acquire o%d k%d -1\n", i+1, i, i)
+	}
+	if _, err := inW.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	// Serve has read them all once a ping after them is answered.
+	if _, err := io.WriteString(inW, "1000 ping\n"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, lines := w.counts(); lines == 2 { // the hello and the pong
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no pong")
+		}
+	}
+	before, _ := w.counts()
+	close(lib.gate)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, lines := w.counts(); lines == 2+n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not every acquire answered")
+		}
+	}
+	writes, _ := w.counts()
+	if writes-before > n/8 {
+		t.Errorf("%d writes for the %d replies of acquires that ended together; want a few", writes-before, n)
+	}
+	t.Logf("%d replies in %d writes", n, writes-before)
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
