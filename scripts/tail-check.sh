@@ -3,7 +3,8 @@
 #
 #  1. The tail at light load. For --pin auto (placed) and --pin off, one sweep of lockcore and
 #     naive at 250/s and 1000/s (lockbench sweep --rates 250,1000 --slo p99=2ms --rounds 1
-#     --max-rounds 1 --precision 0, DURATION per run, warm-up 2s). Each sweep measures, in the
+#     --max-rounds 1 --precision 0 --stop-factor 1000, DURATION per run, warm-up 2s: every
+#     step runs, even after one far over the SLO on a loaded machine). Each sweep measures, in the
 #     same process and on the same server as the runs, the raw round trip back to back (5000
 #     PINGs one at a time) and paced (the same PINGs one per slot of the open loop's schedule
 #     and wait, at 12.5/s, 250/s and 1000/s: the client and the server idle between them as in
@@ -79,7 +80,7 @@ if [[ " $parts " == *" tail "* ]]; then
 	echo "   pass: p99 <= 2 × the round trip's p99, p999 <= 3 × its p99.9 (yes/no, against b2b and against paced)"
 	for pin in auto off; do
 		f=$(sweep "tail-pin-$pin" --driver lockcore,naive --rates 250,1000 --slo p99=2ms --rounds 1 \
-			--max-rounds 1 --precision 0 --duration "$duration" --warmup 2s --pin "$pin") || { status=2; continue; }
+			--max-rounds 1 --precision 0 --stop-factor 1000 --duration "$duration" --warmup 2s --pin "$pin") || { status=2; continue; }
 		echo
 		echo "--pin $pin: $(jq -r '.placement // {} | "client CPUs \(.client_cpus // "any"), server CPUs \(.server_cpus // "any"), GOMAXPROCS \(.gomaxprocs // "?")"' "$f")"
 		jq -r '
@@ -108,8 +109,9 @@ if [[ " $parts " == *" tail "* ]]; then
 		pfails=$(jq '[.sweep as $s | .runs[] | select(.target_rate == 250 or .target_rate == 1000) | . as $r
 			| ([$s.paced_round_trips[]? | select(.rate_per_s == $r.target_rate and (.error | not))] | first) as $p
 			| select($p == null or .acquire_latency_us.p99 > 2 * $p.p99_us or .acquire_latency_us.p999 > 3 * $p.p999_us)] | length' "$f")
-		echo "  --pin $pin at 250/s and 1000/s: $fails of 4 outside the marks against the round trip back to back, $pfails against the paced one"
-		[ "$fails" -eq 0 ] || status=$((status == 2 ? 2 : 1))
+		runs=$(jq '[.runs[] | select(.target_rate == 250 or .target_rate == 1000)] | length' "$f")
+		echo "  --pin $pin at 250/s and 1000/s: $runs of 4 runs measured (a driver stops stepping once over 4 × the SLO: see $out/tail-pin-$pin.txt); $fails outside the marks against the round trip back to back, $pfails against the paced one"
+		[ "$fails" -eq 0 ] && [ "$runs" -eq 4 ] || status=$((status == 2 ? 2 : 1))
 	done
 fi
 
