@@ -125,7 +125,7 @@ if [[ " $parts " == *" knee "* ]]; then
 			--duration 3s --warmup 1s) || { status=2; continue; }
 		jq -r --arg n "$n" '
 			.sweep as $s | .sweep.drivers[0] as $d
-			| "  sweep \($n): knee \($d.knee_load // "none")/s, bracket \($d.knee.ok_load // "-")–\($d.knee.over_load // "-")/s (\($d.knee.over_verdict // "-")), width \(if $d.knee.width then ($d.knee.width * 1000 | round / 10 | tostring) + "%" else "-" end); noise floor \([$s.noise_floor[]? | "\(.latency_us)µs at \(.load)/s"] | join(", ")); round trip p99 b2b \($s.round_trip.p99_us // "-")µs, paced \([$s.paced_round_trips[]? | "\(.p99_us // "-")µs at \(.rate_per_s)/s"] | join(", "))",
+			| "  sweep \($n): knee \(if ($d.knee_load // 0) > 0 then "\($d.knee_load)/s" else "none" end), bracket \($d.knee.ok_load // "-")–\($d.knee.over_load // "-")/s (\($d.knee.over_verdict // "-")), width \(if $d.knee.width then ($d.knee.width * 1000 | round / 10 | tostring) + "%" else "-" end); noise floor \([$s.noise_floor[]? | "\(.latency_us)µs at \(.load)/s"] | join(", ")); round trip p99 b2b \($s.round_trip.p99_us // "-")µs, paced \([$s.paced_round_trips[]? | "\(.p99_us // "-")µs at \(.rate_per_s)/s"] | join(", "))",
 			($s.noise_floor[]? | select(.warning) | "    warning: \(.warning)")' "$f"
 		knees+=("$(jq -r '.sweep.drivers[0].knee_load // 0' "$f")")
 		if ! jq -e '(.sweep.drivers[0].knee.width // 1) <= 0.05 and ([.sweep.noise_floor[]? | select(.warning)] | length) == 0' "$f" >/dev/null; then
