@@ -38,25 +38,6 @@ const DefaultSpinWindow = 50 * time.Microsecond
 // the time since it was made: 5%.
 const DefaultSpinShare = 0.05
 
-// MaxSpinWindow bounds SpinWindow: waking an idle process from its timerfd took up to about
-// 230µs (p99) on the 2-core VM at 250 slots/s (issue 44, docs/findings.md).
-const MaxSpinWindow = 250 * time.Microsecond
-
-// SpinWindow is the spin window for slots at rate per second: DefaultSpinShare of the gap
-// between two slots, so that a spin before every slot stays within the budget, at least
-// DefaultSpinWindow and at most MaxSpinWindow. At light load the gaps are long, the CPU idles
-// (a virtual CPU halts), and waking up takes longer than DefaultSpinWindow: on the 2-core VM
-// at 250/s the timerfd's goroutine ran about 55µs after it fired at the median, so a 50µs
-// window started most attempts late; 200µs at 250/s covers most wake-ups for 5% of a CPU.
-// It is safe for concurrent use.
-func SpinWindow(rate float64) time.Duration {
-	if !(rate > 0) {
-		return DefaultSpinWindow
-	}
-	w := time.Duration(DefaultSpinShare / rate * float64(time.Second))
-	return min(max(w, DefaultSpinWindow), MaxSpinWindow)
-}
-
 // SpinBudget bounds the CPU that the Waiters sharing it spend polling the clock: a Waiter
 // spins only while the spins so far took less than Share of one CPU since the budget was made,
 // and otherwise wakes on the precise timer alone. At high rates, where the budget runs out,

@@ -109,28 +109,3 @@ func TestWaiterInterruptsThePreciseTimer(t *testing.T) {
 		}
 	}
 }
-
-// The spin window is the budget's share of the gap between slots, within its bounds: long at
-// light load, where waking from idle takes longest, and a spin before every slot stays within
-// DefaultSpinShare.
-func TestSpinWindow(t *testing.T) {
-	for _, c := range []struct {
-		rate float64
-		want time.Duration
-	}{
-		{0, DefaultSpinWindow},
-		{-1, DefaultSpinWindow},
-		{10, MaxSpinWindow},
-		{250, 200 * time.Microsecond},
-		{500, 100 * time.Microsecond},
-		{1000, DefaultSpinWindow},
-		{100000, DefaultSpinWindow},
-	} {
-		if got := SpinWindow(c.rate); got != c.want {
-			t.Errorf("SpinWindow(%v) = %v; want %v", c.rate, got, c.want)
-		}
-		if w := SpinWindow(c.rate); c.rate > 0 && w > DefaultSpinWindow && float64(w)*c.rate > DefaultSpinShare*float64(time.Second)*1.0001 {
-			t.Errorf("SpinWindow(%v) = %v: a spin every slot takes more than %v of a CPU", c.rate, w, DefaultSpinShare)
-		}
-	}
-}

@@ -63,7 +63,7 @@ func MeasurePacedRoundTrip(ctx context.Context, ping func(context.Context) error
 	if err != nil {
 		return results.SweepRoundTrip{RatePerS: rate, Error: what + ": " + err.Error()}
 	}
-	w := pacing.NewWaiter(pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.SpinWindow(rate)))
+	w := pacing.NewWaiter(pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.DefaultSpinWindow))
 	defer w.Close()
 	var start time.Time
 	wait := func(ctx context.Context, deadline time.Time) bool {

@@ -120,9 +120,8 @@ func (l *OpenLoop) Run(ctx context.Context, p *Phase, d time.Duration) {
 	})
 	counts := make([]openCounts, len(l.Cyclers))
 	// The workers' last microseconds before a slot are spent polling the clock, within one
-	// budget for the phase so that the spin never takes more than a sliver of a CPU from Redis;
-	// the lighter the load, the longer the window, as waking from idle takes longer.
-	spin := pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.SpinWindow(l.Rate))
+	// budget for the phase so that the spin never takes more than a sliver of a CPU from Redis.
+	spin := pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.DefaultSpinWindow)
 	var wg sync.WaitGroup
 	for i, cy := range l.Cyclers {
 		wg.Go(func() {
