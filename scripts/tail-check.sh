@@ -89,7 +89,7 @@ if [[ " $parts " == *" tail "* ]]; then
 			"  round trip b2b: \(.sweep.round_trip | rt)",
 			(.sweep.paced_round_trips[]? | "  round trip paced at \(.rate_per_s)/s: \(rt)")' "$f"
 		jq -r '
-			def x(a; b): if (b // 0) > 0 and (a // 0) > 0 then (a / b * 10 | round / 10 | tostring) else "-" end;
+			def x(a; b): if (b // 0) > 0 and (a // 0) > 0 then (a / b | if . < 1 then (. * 100 | round / 100) else (. * 10 | round / 10) end | tostring) else "-" end;
 			def ok(a; b; k): if (b // 0) > 0 and (a // 0) > 0 then (if a <= k * b then "yes" else "no" end) else "-" end;
 			.sweep as $s | .sweep.round_trip as $b
 			| (["driver", "rate", "p99µs", "p999µs", "p99/b2b", "p99/paced", "p999/b2b", "p999/paced",
@@ -110,7 +110,7 @@ if [[ " $parts " == *" tail "* ]]; then
 			| ([$s.paced_round_trips[]? | select(.rate_per_s == $r.target_rate and (.error | not))] | first) as $p
 			| select($p == null or .acquire_latency_us.p99 > 2 * $p.p99_us or .acquire_latency_us.p999 > 3 * $p.p999_us)] | length' "$f")
 		runs=$(jq '[.runs[] | select(.target_rate == 250 or .target_rate == 1000)] | length' "$f")
-		echo "  --pin $pin at 250/s and 1000/s: $runs of 4 runs measured (a driver stops stepping once over 4 × the SLO: see $out/tail-pin-$pin.txt); $fails outside the marks against the round trip back to back, $pfails against the paced one"
+		echo "  --pin $pin at 250/s and 1000/s: $runs of 4 runs measured (a driver stops stepping after a saturated or failed step: see $out/tail-pin-$pin.txt); $fails outside the marks against the round trip back to back, $pfails against the paced one"
 		[ "$fails" -eq 0 ] && [ "$runs" -eq 4 ] || status=$((status == 2 ? 2 : 1))
 	done
 fi
