@@ -71,13 +71,20 @@ type Sweep struct {
 	// RoundTrip is the raw round trip to the server, measured before the noise floor; nil
 	// when none was (files from before it, a closed-loop sweep).
 	RoundTrip *SweepRoundTrip `json:"round_trip,omitempty"`
+	// PacedRoundTrips are the same requests paced: one per slot of a uniform schedule at a
+	// rate (RatePerS), waited for as the open loop's workers wait, so that the client and the
+	// server idle between them as in a run at that rate; at the noise floor's rate and the
+	// lowest steps', ascending. Empty when none was measured (files from before them).
+	PacedRoundTrips []SweepRoundTrip `json:"paced_round_trips,omitempty"`
 }
 
 // SweepRoundTrip is the raw round trip to the server: requests (PING) sent one at a time by
-// lockbench itself on a connection of its own, back to back, with no lock, pacing or workers.
-// Beside the noise floor it says how much of the floor is the network's and the server's.
-// Latencies are in microseconds. It is a plain value.
+// lockbench itself on a connection of its own, back to back (RatePerS 0) or paced at
+// RatePerS, with no lock and no workers. Beside the noise floor it says how much of the floor
+// is the network's and the server's. Latencies are in microseconds. It is a plain value.
 type SweepRoundTrip struct {
+	// RatePerS is the paced requests' rate per second; 0 back to back.
+	RatePerS float64 `json:"rate_per_s,omitempty"`
 	// Count is how many requests were answered, in DurationS seconds.
 	Count     int64   `json:"count"`
 	DurationS float64 `json:"duration_s"`

@@ -45,6 +45,48 @@ func TestSweepRoundTrip(t *testing.T) {
 	}
 }
 
+// The raw round trips, back to back and paced, read back; a sweep record from before them (no
+// round_trip, no paced_round_trips) still reads, with none.
+func TestSweepRoundTripsOptional(t *testing.T) {
+	f := testFile(t)
+	f.Sweep = testSweep()
+	f.Sweep.Mode = SweepRate
+	f.Sweep.RoundTrip = &SweepRoundTrip{Count: 5000, DurationS: 0.4, P50US: 68, P99US: 115, LatencyUS: 115}
+	f.Sweep.PacedRoundTrips = []SweepRoundTrip{
+		{RatePerS: 12.5, Count: 125, DurationS: 10, P50US: 90, P99US: 300, LatencyUS: 300},
+		{RatePerS: 250, Error: "no paced round trip at 250/s: i/o timeout"},
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"paced_round_trips":[{"rate_per_s":12.5,"count":125,`) || strings.Contains(buf.String(), `"round_trip":{"rate_per_s"`) {
+		t.Errorf("encoded as %s; want the paced ones with their rate, the back-to-back one without", buf.String())
+	}
+	got, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt, p := got.Sweep.RoundTrip, got.Sweep.PacedRoundTrips; rt == nil || rt.P99US != 115 || rt.RatePerS != 0 ||
+		len(p) != 2 || p[0].RatePerS != 12.5 || p[0].P99US != 300 || p[1].Error == "" {
+		t.Errorf("read back as %+v, %+v", got.Sweep.RoundTrip, got.Sweep.PacedRoundTrips)
+	}
+
+	old := testFile(t)
+	old.Sweep = testSweep()
+	data, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "round_trip") {
+		t.Fatalf("a sweep with no round trip encodes one: %s", data)
+	}
+	got, err = Decode(bytes.NewReader(data))
+	if err != nil || got.Sweep.RoundTrip != nil || got.Sweep.PacedRoundTrips != nil {
+		t.Errorf("a file from before the round trips: %+v, %v", got.Sweep, err)
+	}
+}
+
 // A sweep record that points outside the file is a bad file, not a crash later.
 func TestSweepChecked(t *testing.T) {
 	for _, c := range []struct {

@@ -17,6 +17,11 @@ import (
 // floor, the two say how much of the floor is the machine's and the server's and how much is
 // lockbench's own (waking the pacer, handing the attempt to a worker, batching, the reply's
 // wake-up).
+//
+// Back to back, neither the client's CPU nor the server's ever idles. A run at a light rate
+// lets both idle between arrivals, and waking an idle CPU (a virtual one above all) costs
+// time that is the machine's, not lockbench's. So the same requests are also timed paced
+// (paced.go): one per slot of the open loop's own schedule and wait.
 
 // Defaults of the round-trip check: at most DefaultRoundTrips requests or DefaultRoundTripTime,
 // whichever ends first. 5000 give a p99.9 of 5 samples; on loopback they take about half a
@@ -31,8 +36,9 @@ const (
 const minRoundTrips = 100
 
 // roundTrip measures the raw round trip with o.Ping, when the sweep has a noise floor and a
-// ping function, and records it in the sweep. A ping that fails is recorded as the reason
-// there is no round trip: the steps will say what is wrong with the server.
+// ping function, and records it in the sweep; then, when it has figures, the paced round trips
+// (see pacedRates). A ping that fails is recorded as the reason there is no round trip: the
+// steps will say what is wrong with the server.
 func (sw *sweeper) roundTrip(ctx context.Context) {
 	o := sw.o
 	if o.Ping == nil || o.FloorShare <= 0 || o.Mode != results.SweepRate {
@@ -47,6 +53,29 @@ func (sw *sweeper) roundTrip(ctx context.Context) {
 	}
 	rt := MeasureRoundTrip(ctx, o.Ping, n, d, o.SLO.Percentile)
 	sw.out.Sweep.RoundTrip = &rt
+	if rt.Error != "" {
+		return
+	}
+	n, d = o.PacedRoundTrips, o.PacedRoundTripTime
+	if n < 0 {
+		return
+	}
+	if n == 0 {
+		n = DefaultPacedRoundTrips
+	}
+	if d <= 0 {
+		// No longer than a run: a sweep of short runs is a quick look, not a measurement.
+		d = DefaultPacedRoundTripTime
+		if o.Duration > 0 {
+			d = min(d, o.Duration)
+		}
+	}
+	for _, rate := range pacedRates(o, rt.P50US, d) {
+		if ctx.Err() != nil {
+			return
+		}
+		sw.out.Sweep.PacedRoundTrips = append(sw.out.Sweep.PacedRoundTrips, MeasurePacedRoundTrip(ctx, o.Ping, rate, n, d, o.SLO.Percentile))
+	}
 }
 
 // MeasureRoundTrip calls ping up to n times, one at a time, for at most d or until ctx ends,
@@ -54,16 +83,28 @@ func (sw *sweeper) roundTrip(ctx context.Context) {
 // context carries the deadline d. A failed ping, or fewer than 100 answered, leaves an Error
 // saying so. It is safe for concurrent use; the calls of one measurement are sequential.
 func MeasureRoundTrip(ctx context.Context, ping func(context.Context) error, n int, d time.Duration, percentile float64) results.SweepRoundTrip {
+	return measureRoundTrip(ctx, ping, n, d, percentile, "no raw round trip", nil)
+}
+
+// measureRoundTrip is MeasureRoundTrip with a wait before each ping (nil: none), which
+// returns false when ctx ended or the time bound would pass first; its context carries the
+// deadline d and the interrupt. An Error starts with what.
+func measureRoundTrip(ctx context.Context, ping func(context.Context) error, n int, d time.Duration, percentile float64, what string, wait func(context.Context, time.Time) bool) results.SweepRoundTrip {
 	// A deadline rather than a cancel: rueidis sends a call whose context has a deadline and
 	// no other cancel on the caller's goroutine (a write and a read), with none of its
 	// pipeline's hand-offs; the interrupt is checked between calls.
 	deadline := time.Now().Add(d)
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
+	wctx, wcancel := context.WithDeadline(ctx, deadline)
+	defer wcancel()
 	h := hdrhistogram.New(results.MinLatencyUS, results.MaxLatencyUS, results.SigFigs)
 	began := time.Now()
 	var err error
 	for i := 0; i < n && ctx.Err() == nil && pctx.Err() == nil; i++ {
+		if wait != nil && !wait(wctx, deadline) {
+			break
+		}
 		start := time.Now()
 		if err = ping(pctx); err != nil {
 			break
@@ -76,10 +117,10 @@ func MeasureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 		// A ping cut by the time bound is no failure. rueidis gives the connection the
 		// deadline, whose timeout may come back before the context's own timer has fired:
 		// the clock decides.
-		rt.Error = "no raw round trip: " + err.Error()
+		rt.Error = what + ": " + err.Error()
 		return rt
 	case rt.Count < minRoundTrips:
-		rt.Error = fmt.Sprintf("no raw round trip: %d requests answered within %v, want %d at least", rt.Count, d, minRoundTrips)
+		rt.Error = fmt.Sprintf("%s: %d requests answered within %v, want %d at least", what, rt.Count, d, minRoundTrips)
 		return rt
 	}
 	at := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) }

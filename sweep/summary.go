@@ -14,10 +14,12 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// WriteSummary writes s for people: the plan and the rules, the noise floor and its warning,
-// one row per step in order of load (driver, step, load, achieved acquisitions per second,
-// the SLO percentile of the rounds pooled, its interval across rounds, the rounds, the verdict,
-// and why for a step that was not ok or over), then per driver the knee as a bracket, the
+// WriteSummary writes s for people: the plan and the rules, the noise floor, the raw round
+// trips and their warnings, one row per step in order of load (driver, step, load, achieved
+// acquisitions per second, the SLO percentile of the rounds pooled, its interval across
+// rounds, the rounds, the percentile as a multiple of the round trip's back to back and paced
+// at the step's load where the sweep has them, the verdict, and why for a step that was not
+// ok or over), then per driver the knee as a bracket, the
 // percentile at each end, and why the driver stopped. It is safe for concurrent use with
 // distinct writers.
 func WriteSummary(w io.Writer, s *results.Sweep) error {
@@ -49,10 +51,21 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	buf.WriteString("\n")
 
 	rounds := s.MaxRounds > 1
+	// The SLO percentile as a multiple of the round trips', back to back and paced at the
+	// step's load, where the sweep has them.
+	rt := s.RoundTrip
+	byRT := rt != nil && rt.LatencyUS > 0
+	byPaced := len(s.PacedRoundTrips) > 0
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "driver\tstep\t%s\tacq/s\t%s", loadHead, pct)
 	if rounds {
 		fmt.Fprintf(tw, "\t%s interval\trounds", pct)
+	}
+	if byRT {
+		fmt.Fprintf(tw, "\t%s/rt", pct)
+	}
+	if byPaced {
+		fmt.Fprintf(tw, "\t%s/paced", pct)
 	}
 	fmt.Fprintln(tw, "\tverdict")
 	for _, d := range s.Drivers {
@@ -64,6 +77,12 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", d.Driver, label, fmtLoad(st.Load), fmtRate(st.ThroughputPerS), fmtLatency(st.LatencyUS))
 			if rounds {
 				fmt.Fprintf(tw, "\t%s\t%d", fmtInterval(st.Interval), max(len(st.Runs), 1))
+			}
+			if byRT {
+				fmt.Fprintf(tw, "\t%s", fmtMultiple(st.LatencyUS, rt))
+			}
+			if byPaced {
+				fmt.Fprintf(tw, "\t%s", fmtMultiple(st.LatencyUS, pacedAt(s, st.Load)))
 			}
 			fmt.Fprintf(tw, "\t%s", st.Verdict)
 			if st.Step == d.KneeStep {
@@ -130,17 +149,25 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	return err
 }
 
-// writeFloor adds the noise floor, the raw round trip beside it, and their warnings: each
-// driver's floor also as a multiple of the round trip at the same percentile, the share of the
-// floor that is the network's and the server's.
+// writeFloor adds the noise floor, the raw round trips beside it (back to back, and paced), and
+// their warnings: each driver's floor also as a multiple of the round trip at the same
+// percentile, back to back and paced at the floor's rate, the share of the floor that is the
+// network's and the server's.
 func writeFloor(buf *bytes.Buffer, s *results.Sweep) {
 	rt := s.RoundTrip
 	var parts []string
 	for _, f := range s.NoiseFloor {
 		if f.LatencyUS > 0 {
 			p := fmt.Sprintf("%s %s %s", f.Driver, s.SLO.Name, fmtLatency(f.LatencyUS))
+			var by []string
 			if rt != nil && rt.LatencyUS > 0 {
-				p += fmt.Sprintf(" (%.1f × the round trip)", f.LatencyUS/rt.LatencyUS)
+				by = append(by, fmt.Sprintf("%.1f × the round trip back to back", f.LatencyUS/rt.LatencyUS))
+			}
+			if paced := pacedAt(s, f.Load); paced != nil {
+				by = append(by, fmt.Sprintf("%.1f × paced", f.LatencyUS/paced.LatencyUS))
+			}
+			if len(by) > 0 {
+				p += " (" + strings.Join(by, ", ") + ")"
 			}
 			parts = append(parts, p)
 		}
@@ -153,18 +180,51 @@ func writeFloor(buf *bytes.Buffer, s *results.Sweep) {
 	case rt.Error != "":
 		fmt.Fprintf(buf, "warning: %s\n", rt.Error)
 	default:
-		own := ""
-		if p := s.SLO.Percentile; p != 50 && p != 99 && p != 99.9 {
-			own = fmt.Sprintf(", %s %s", s.SLO.Name, fmtLatency(rt.LatencyUS))
+		fmt.Fprintf(buf, "raw round trip, back to back (%d PINGs one at a time in %.1fs: the network and the server, never idle; the rest of the noise floor is lockbench's or the machine's waking up): %s\n",
+			rt.Count, rt.DurationS, fmtRoundTrip(s, rt))
+	}
+	for i := range s.PacedRoundTrips {
+		p := &s.PacedRoundTrips[i]
+		if p.Error != "" {
+			fmt.Fprintf(buf, "warning: %s\n", p.Error)
+			continue
 		}
-		fmt.Fprintf(buf, "raw round trip (%d PINGs one at a time in %.1fs: the network and the server, the rest of the noise floor is lockbench's): p50 %s, p99 %s, p99.9 %s, max %s%s\n",
-			rt.Count, rt.DurationS, fmtLatency(rt.P50US), fmtLatency(rt.P99US), fmtLatency(rt.P999US), fmtLatency(rt.MaxUS), own)
+		fmt.Fprintf(buf, "raw round trip, paced at %s/s (%d PINGs in %.1fs, each at its slot of the open loop's schedule and wait: the client and the server idle between them as in a run): %s\n",
+			fmtLoad(p.RatePerS), p.Count, p.DurationS, fmtRoundTrip(s, p))
 	}
 	for _, f := range s.NoiseFloor {
 		if f.Warning != "" {
 			fmt.Fprintf(buf, "warning: %s: %s\n", f.Driver, f.Warning)
 		}
 	}
+}
+
+// fmtRoundTrip is a round trip's percentiles: "p50 68µs, p99 115µs, p99.9 184µs, max 1.20ms",
+// and the SLO's own when it is another.
+func fmtRoundTrip(s *results.Sweep, rt *results.SweepRoundTrip) string {
+	own := ""
+	if p := s.SLO.Percentile; p != 50 && p != 99 && p != 99.9 {
+		own = fmt.Sprintf(", %s %s", s.SLO.Name, fmtLatency(rt.LatencyUS))
+	}
+	return fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s%s", fmtLatency(rt.P50US), fmtLatency(rt.P99US), fmtLatency(rt.P999US), fmtLatency(rt.MaxUS), own)
+}
+
+// pacedAt is the paced round trip at load, or nil when there is none with figures.
+func pacedAt(s *results.Sweep, load float64) *results.SweepRoundTrip {
+	for i := range s.PacedRoundTrips {
+		if p := &s.PacedRoundTrips[i]; p.RatePerS == load && p.Error == "" && p.LatencyUS > 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// fmtMultiple is us as a multiple of rt's SLO percentile: "2.4"; "-" without one.
+func fmtMultiple(us float64, rt *results.SweepRoundTrip) string {
+	if rt == nil || rt.Error != "" || rt.LatencyUS <= 0 || us <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(us/rt.LatencyUS, 'f', 1, 64)
 }
 
 // endCell is the SLO percentile at one end of a bracket: "1.95ms (1.90–2.00ms, 3 rounds)".

@@ -127,6 +127,14 @@ type Options struct {
 	Ping          func(ctx context.Context) error
 	RoundTrips    int
 	RoundTripTime time.Duration
+	// PacedRoundTrips and PacedRoundTripTime bound the paced round trips that follow, per rate
+	// (0: DefaultPacedRoundTrips, and DefaultPacedRoundTripTime or Duration if that is shorter;
+	// PacedRoundTrips below 0: none): the
+	// same requests at the noise floor's rate and the lowest steps' (see PacedIdleGap,
+	// MaxPacedRates), one per slot of the open loop's schedule and wait, so that the client and
+	// the server idle between them as in a run (results.Sweep.PacedRoundTrips).
+	PacedRoundTrips    int
+	PacedRoundTripTime time.Duration
 	// Step runs one round of a step: a full run (warm-up, measured phase, checker) of
 	// s.Driver at s.Load. An error wrapping drivers.ErrUnsupported skips the driver (no
 	// further steps); one wrapping ErrAbort ends the sweep; any other error fails the step, and
@@ -138,7 +146,8 @@ type Options struct {
 	// the remaining time before the first run has ended, and for PlanTime.
 	StepTime time.Duration
 	// Duration is each run's planned measured phase, against which a step stopped early
-	// past the SLO (results.Run.Aborted) counts the time it saved. 0: not counted.
+	// past the SLO (results.Run.Aborted) counts the time it saved, and which bounds the paced
+	// round trips' time. 0: not counted, not bounded.
 	Duration time.Duration
 	// ProjectCapacity, if set, projects a driver's server-bound capacity (acquisitions/s)
 	// from the runs of its knee step, e.g. from Redis CPU per acquisition; 0 when the runs

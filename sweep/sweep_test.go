@@ -399,6 +399,11 @@ func TestWriteSummaryGolden(t *testing.T) {
 		SaturationMargin: 0.05, StopFactor: 4,
 		Rounds: 3, MaxRounds: 6, Confidence: 0.75, IntervalMethod: IntervalMethod, Precision: 0.05, BudgetS: 600,
 		RoundTrip: &results.SweepRoundTrip{Count: 5000, DurationS: 0.61, LatencyUS: 175, P50US: 98, P99US: 175, P999US: 590, MaxUS: 2100},
+		PacedRoundTrips: []results.SweepRoundTrip{
+			{RatePerS: 100, Count: 1000, DurationS: 10, LatencyUS: 380, P50US: 120, P99US: 380, P999US: 910, MaxUS: 1200},
+			{RatePerS: 2000, Count: 2000, DurationS: 1, LatencyUS: 240, P50US: 101, P99US: 240, P999US: 700, MaxUS: 900},
+			{RatePerS: 3860, Error: "no paced round trip at 3860/s: i/o timeout"},
+		},
 		NoiseFloor: []results.SweepFloor{
 			{Driver: "lockcore", Load: 100, Run: 0, LatencyUS: 420},
 			{Driver: "naive", Load: 100, Run: 1, LatencyUS: 1150, Warning: "the noise floor (p99 1.15ms at 100/s) is at least 1/2 of the SLO's 2.00ms: the machine itself adds that much before Redis does any work, and the knee will not be stable; loosen the SLO or quiet the machine"},

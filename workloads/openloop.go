@@ -2,6 +2,8 @@ package workloads
 
 import (
 	"context"
+	"runtime/trace"
+	"strconv"
 	"sync"
 	"time"
 
@@ -205,6 +207,12 @@ func (l *OpenLoop) work(ctx, cctx context.Context, sched *pacing.Schedule, spin 
 		if late {
 			c.late++
 			lateN.Add(1)
+		}
+		if trace.IsEnabled() {
+			// For the per-phase breakdown of an attempt (BenchmarkOpenLoopLight with
+			// LOCKBENCH_TRACE, scripts/trace-phases.py): its intended start, as the lag of the
+			// actual start behind it.
+			trace.Log(cctx, "lockbench", "slot lag_ns="+strconv.FormatInt(int64(now.Sub(intended)), 10))
 		}
 		if rec != nil {
 			rec.StartedLate(now.Sub(intended))

@@ -34,16 +34,27 @@ import (
 //     spins/acq and spin-us/acq (polling the clock; see package pacing).
 //
 // With LOCKBENCH_TRACE=path it writes a Go execution trace of the last measured phase there
-// (go tool trace -pprof=sched path: where goroutines waited to run). Run it on a quiet machine
-// for latencies; the counts hold on a busy one:
+// (go tool trace -pprof=sched path: where goroutines waited to run), each Lock and Unlock a
+// region and each attempt's intended start a log event, which scripts/trace-phases.py turns
+// into the time of each phase of an acquisition (run one sub-benchmark at a time: each
+// overwrites the file). Run it on a quiet machine for latencies; the counts hold on a busy one:
 //
 //	go test -run '^$' -bench OpenLoopLight -benchtime 2000x ./workloads
+//
+// LOCKBENCH_REDIS=host:port uses that server instead (never one with data: the run writes and
+// deletes its lock keys), so that it can be placed as --pin auto places one: e.g. the server
+// started with taskset -c 0, the benchmark with taskset -c 1 and GOMAXPROCS=1.
 func BenchmarkOpenLoopLight(b *testing.B) {
-	srv := redistest.NewServer(b)
+	var addrs []string
+	if addr := os.Getenv("LOCKBENCH_REDIS"); addr != "" {
+		addrs = []string{addr}
+	} else {
+		addrs = redistest.NewServer(b).Addrs()
+	}
 	for _, name := range []string{"lockcore", "naive"} {
 		for _, rate := range []float64{250, 1000} {
 			b.Run(fmt.Sprintf("%s/rate=%g", name, rate), func(b *testing.B) {
-				benchOpenLoop(b, name, srv.Addrs(), rate)
+				benchOpenLoop(b, name, addrs, rate)
 			})
 		}
 	}
@@ -63,9 +74,14 @@ func benchOpenLoop(b *testing.B, name string, addrs []string, rate float64) {
 	}
 	defer locker.Close()
 	inst := w.Start(&cfg)
+	tracing := os.Getenv("LOCKBENCH_TRACE") != ""
 	cyclers := make([]Cycler, cfg.Concurrency)
 	for i := range cyclers {
-		cyclers[i] = inst.NewCycler(i, locker.NewWorker(), context.Background())
+		var w drivers.Worker = locker.NewWorker()
+		if tracing {
+			w = tracedWorker{w}
+		}
+		cyclers[i] = inst.NewCycler(i, w, context.Background())
 	}
 	loop := &OpenLoop{Cyclers: cyclers, Rate: rate, Arrival: cfg.Arrival, Seed: 1}
 	loop.Run(context.Background(), loop.NewPhase(false), 500*time.Millisecond) // connections, scripts
@@ -165,4 +181,20 @@ func schedDelta(a, b *metrics.Float64Histogram) (n, p99 float64) {
 		}
 	}
 	return float64(total), p99
+}
+
+// tracedWorker marks each Lock and Unlock as a region of the execution trace ("lock",
+// "unlock"), so that scripts/trace-phases.py can tell an acquisition's events from the
+// release's. It hides the worker's optional interfaces: the contention workload uses none of
+// them for lockcore and naive.
+type tracedWorker struct{ drivers.Worker }
+
+func (w tracedWorker) Lock(ctx context.Context, name string) error {
+	defer trace.StartRegion(ctx, "lock").End()
+	return w.Worker.Lock(ctx, name)
+}
+
+func (w tracedWorker) Unlock(ctx context.Context, name string) error {
+	defer trace.StartRegion(ctx, "unlock").End()
+	return w.Worker.Unlock(ctx, name)
 }
