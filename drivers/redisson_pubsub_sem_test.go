@@ -98,9 +98,10 @@ func TestRedissonSubsFailedEntryLeaves(t *testing.T) {
 	defer s.close()
 	ctx := context.Background()
 	// Paused for longer than the subscribe timeout with room for a loaded machine to start the
-	// subscribe late (under the 3 s reply timeout, which would fail it otherwise), and resumed as
+	// subscribe late (under the 3 s reply timeout, which would fail it otherwise; a CI run under
+	// load started it more than 1.3 s late at a 1.5 s pause and it succeeded), and resumed as
 	// soon as it has failed.
-	if err := admin.Do(ctx, "client", "pause", 1500, "all").Err(); err != nil {
+	if err := admin.Do(ctx, "client", "pause", 2500, "all").Err(); err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Do(context.Background(), "client", "unpause")
