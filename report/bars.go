@@ -3,7 +3,6 @@ package report
 import (
 	"image/color"
 	"math"
-	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -184,15 +183,7 @@ type barLayout struct {
 // shade is its set's (the first set full color, the last the lightest) and the position and
 // the name above the bar say its case; with one of either, every variant has a shade.
 func (r *Report) barLayout() barLayout {
-	var sets, cases []string
-	for _, g := range r.groups {
-		if !slices.Contains(sets, g.set) {
-			sets = append(sets, g.set)
-		}
-		if !slices.Contains(cases, g.cases) {
-			cases = append(cases, g.cases)
-		}
-	}
+	sets, cases := r.setsAndCases()
 	lay := barLayout{pos: make(map[string]float64), shade: make(map[string]int)}
 	bySet := len(sets) > 1 && len(cases) > 1
 	var order []string

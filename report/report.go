@@ -228,14 +228,9 @@ type casePart struct {
 	groups []*group
 }
 
-// caseParts splits the line charts (spectrum, rounds, timelines) by case when the report has
-// several sets (labels) and several cases (topologies): 2 labels × 6 drivers × 2 topologies
-// are 24 lines, a tangle no legend untangles, and the lines a reader compares, one driver's
-// v1.2 and v1.3 on one topology, belong in one chart. Each part's groups are copies named by
-// their driver and set alone ("lockcore v1.3"), their set's dash pattern; the chart is named
-// by the case. Otherwise the one part is every group as it is.
-func (r *Report) caseParts() []casePart {
-	var sets, cases []string
+// setsAndCases returns the report's distinct sets (labels) and cases (topologies), in the
+// order their first groups come.
+func (r *Report) setsAndCases() (sets, cases []string) {
 	for _, g := range r.groups {
 		if !slices.Contains(sets, g.set) {
 			sets = append(sets, g.set)
@@ -244,6 +239,17 @@ func (r *Report) caseParts() []casePart {
 			cases = append(cases, g.cases)
 		}
 	}
+	return sets, cases
+}
+
+// caseParts splits the line charts (spectrum, rounds, timelines) by case when the report has
+// several sets (labels) and several cases (topologies): 2 labels × 6 drivers × 2 topologies
+// are 24 lines, a tangle no legend untangles, and the lines a reader compares, one driver's
+// v1.2 and v1.3 on one topology, belong in one chart. Each part's groups are copies named by
+// their driver and set alone ("lockcore v1.3"), their set's dash pattern; the chart is named
+// by the case. Otherwise the one part is every group as it is.
+func (r *Report) caseParts() []casePart {
+	sets, cases := r.setsAndCases()
 	if len(sets) < 2 || len(cases) < 2 {
 		return []casePart{{groups: r.groups}}
 	}
