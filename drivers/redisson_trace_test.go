@@ -249,18 +249,29 @@ func parseMonitor(line string) (monitorLine, bool) {
 	return monitorLine{client: m[1], args: args}, len(args) > 0
 }
 
-// actorDialer dials for one actor and remembers which local addresses are its connections.
+// actorDialer dials for one actor from a loopback source address of its own (127.0.0.2 for A,
+// 127.0.0.3 for B) and remembers it. Telling actors apart by local port was not enough: a port
+// one actor's closed connection had can come back for the other's next dial (CI, 2026-11-27:
+// A's INFO ALL and SCRIPT LOAD landed in B's block); an address of its own cannot.
 func actorDialer(mu *sync.Mutex, owners map[string]string, actor string) func(context.Context, string, string) (net.Conn, error) {
-	var d net.Dialer
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := d.DialContext(ctx, network, addr)
-		if err == nil {
-			mu.Lock()
-			owners[c.LocalAddr().String()] = actor
-			mu.Unlock()
-		}
-		return c, err
+	src := net.IPv4(127, 0, 0, byte(2+actor[0]-'A'))
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: src}}
+	mu.Lock()
+	owners[src.String()] = actor
+	mu.Unlock()
+	return d.DialContext
+}
+
+// actorOfClient returns the actor whose source address a MONITOR client address (ip:port) has,
+// or "" for the test's own connections and the replicas'.
+func actorOfClient(mu *sync.Mutex, owners map[string]string, client string) string {
+	host, _, err := net.SplitHostPort(client)
+	if err != nil {
+		return ""
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	return owners[host]
 }
 
 // recordTrace runs one case against a private server and returns its normalised trace.
@@ -297,11 +308,7 @@ func recordTraceOn(t *testing.T, cfg drivers.Config, addr, version string, c tra
 	defer lb.Close()
 	a, b := la.NewWorker(), lb.NewWorker()
 	mon := startMonitor(t, addr)
-	actorOf := func(l monitorLine) string {
-		mu.Lock()
-		defer mu.Unlock()
-		return owners[l.client]
-	}
+	actorOf := func(l monitorLine) string { return actorOfClient(&mu, owners, l.client) }
 	scripts := func(actor string) func([]monitorLine) int {
 		return func(lines []monitorLine) int {
 			n := 0
