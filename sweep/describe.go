@@ -27,6 +27,9 @@ func (p Plan) Describe() string {
 	if p.FloorRuns > 0 {
 		parts = append(parts, fmt.Sprintf("%d noise-floor runs", p.FloorRuns))
 	}
+	if p.Probes > 0 {
+		parts = append(parts, fmt.Sprintf("round-trip probes %v", roundSecond(p.Probes)))
+	}
 	parts = append(parts, fmt.Sprintf("%d to %d grid runs", p.GridRuns, p.MaxGridRuns))
 	if p.RefineSteps > 0 {
 		parts = append(parts, fmt.Sprintf("up to %d refined steps per driver (%d runs, %v, bounded by the budget)", p.RefineSteps, p.MaxRefineRuns, roundSecond(p.Refine)))
@@ -50,6 +53,18 @@ func WritePlan(w io.Writer, o Options, warmup time.Duration) error {
 	fmt.Fprintf(&buf, "each run: warm-up %v, measuring %v (about %v with set-up)\n", max(warmup, 0), o.Duration, o.StepTime)
 	if p.FloorRuns > 0 {
 		fmt.Fprintf(&buf, "noise floor: one run per driver at %g%% of the first rate\n", 100*o.FloorShare)
+	}
+	if p.Probes > 0 {
+		b := probeBoundsOf(&o)
+		line := fmt.Sprintf("round trip: PINGs one at a time, back to back (up to %d or %v)", b.n, b.d)
+		if len(p.PacedRates) > 0 {
+			rates := make([]string, len(p.PacedRates))
+			for i, r := range p.PacedRates {
+				rates[i] = fmtLoad(r)
+			}
+			line += fmt.Sprintf(", then paced at %s/s (up to %d or %v each)", strings.Join(rates, ", "), b.pacedN, b.pacedD)
+		}
+		fmt.Fprintf(&buf, "%s: at most %v\n", line, roundSecond(p.Probes))
 	}
 	fmt.Fprintf(&buf, "rounds: %d per step, up to %d while uncertain\n", rounds, maxRounds)
 	if o.Precision > 0 {

@@ -27,9 +27,10 @@ drivers, interleaved: lockcore, naive
 SLO: acquire p99=2ms
 each run: warm-up 1s, measuring 3s (about 5s with set-up)
 noise floor: one run per driver at 5% of the first rate
+round trip: PINGs one at a time, back to back (up to 5000 or 3s), then paced at 250, 5000, 10000, 20000/s (up to 2000 or 3s each): at most 7s
 rounds: 3 per step, up to 6 while uncertain
 refinement: bisect each knee's bracket to within 5%, at most 10m0s
-time: about 5m10s if every step is decided in its first rounds and no driver stops early, at most 10m10s (2 noise-floor runs, 36 to 72 grid runs, up to 4 refined steps per driver (48 runs, 4m0s, bounded by the budget))
+time: about 5m17s if every step is decided in its first rounds and no driver stops early, at most 10m17s (2 noise-floor runs, round-trip probes 7s, 36 to 72 grid runs, up to 4 refined steps per driver (48 runs, 4m0s, bounded by the budget))
 `},
 		// --warmup 0s reaches the options as -1 (none); a closed loop has no noise floor.
 		{"workers without refinement", Options{Mode: results.SweepConcurrency, Loads: []float64{1, 2, 4}, Drivers: []string{"naive", "lockcore"},

@@ -18,10 +18,16 @@ type Plan struct {
 	// widest gap between neighbouring loads); MaxRefineRuns their runs at MaxRounds each, over
 	// every driver.
 	RefineSteps, MaxRefineRuns int
+	// Probes is the most the round-trip probes may take (a rate sweep with a noise floor times
+	// PINGs back to back, then paced at up to MaxPacedRates of its rates: PacedRates, as if the
+	// round trip were instant; the measured one may leave the faster ones out).
+	Probes     time.Duration
+	PacedRates []float64
 	// Typical is the time when every step is decided in Rounds and no driver stops early:
 	// the floor, the grid and the most refined steps, the refinement bounded by
 	// Options.Budget; Refine the refinement's most before the budget; Max the most in all: the
 	// floor, the grid at MaxRounds, and the refinement bounded by the budget.
+	// Both include Probes.
 	Typical, Refine, Max time.Duration
 }
 
@@ -56,8 +62,9 @@ func PlanTime(o Options) Plan {
 		// The budget is checked before each run: the last one may end a run past it.
 		refine, typical = min(refine, o.Budget+per), min(typical, o.Budget+per)
 	}
-	p.Typical = per*time.Duration(p.FloorRuns+p.GridRuns) + typical
-	p.Max = per*time.Duration(p.FloorRuns+p.MaxGridRuns) + refine
+	p.Probes, p.PacedRates = probeTime(&o)
+	p.Typical = p.Probes + per*time.Duration(p.FloorRuns+p.GridRuns) + typical
+	p.Max = p.Probes + per*time.Duration(p.FloorRuns+p.MaxGridRuns) + refine
 	return p
 }
 

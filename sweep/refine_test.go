@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -329,11 +330,22 @@ func TestPlanTime(t *testing.T) {
 	if p.FloorRuns != 2 || p.GridRuns != 36 || p.MaxGridRuns != 72 || p.RefineSteps != 4 || p.MaxRefineRuns != 48 {
 		t.Errorf("plan %+v", p)
 	}
-	if p.Typical != (2+36+24)*5*time.Second || p.Max != (2+72+48)*5*time.Second {
+	// The round trip: 3 s back to back, then paced at the floor's 250/s (2000 PINGs: 8 s, under
+	// the 10 s bound) and the three lowest steps (0.4, 0.2, 0.1 s).
+	probes := 3*time.Second + 8*time.Second + 700*time.Millisecond
+	if p.Probes != probes || !slices.Equal(p.PacedRates, []float64{250, 5000, 10000, 20000}) {
+		t.Errorf("probes %v at %v, want %v at 250, 5000, 10000, 20000/s", p.Probes, p.PacedRates, probes)
+	}
+	if p.Typical != probes+(2+36+24)*5*time.Second || p.Max != probes+(2+72+48)*5*time.Second {
 		t.Errorf("typical %v, max %v", p.Typical, p.Max)
 	}
+	o.PacedRoundTrips = -1
+	if p := PlanTime(o); p.Probes != 3*time.Second || p.PacedRates != nil {
+		t.Errorf("with no paced probe: probes %v at %v, want 3s back to back", p.Probes, p.PacedRates)
+	}
+	o.PacedRoundTrips = 0
 	o.Budget = time.Minute
-	if p := PlanTime(o); p.Max != (2+72)*5*time.Second+time.Minute+5*time.Second {
+	if p := PlanTime(o); p.Max != probes+(2+72)*5*time.Second+time.Minute+5*time.Second {
 		t.Errorf("with a 1m budget: max %v", p.Max)
 	}
 }

@@ -41,41 +41,73 @@ const minRoundTrips = 100
 // steps will say what is wrong with the server.
 func (sw *sweeper) roundTrip(ctx context.Context) {
 	o := sw.o
-	if o.Ping == nil || o.FloorShare <= 0 || o.Mode != results.SweepRate {
+	if o.Ping == nil || !probes(o) {
 		return
 	}
-	n, d := o.RoundTrips, o.RoundTripTime
-	if n <= 0 {
-		n = DefaultRoundTrips
-	}
-	if d <= 0 {
-		d = DefaultRoundTripTime
-	}
-	rt := MeasureRoundTrip(ctx, o.Ping, n, d, o.SLO.Percentile)
+	b := probeBoundsOf(o)
+	rt := MeasureRoundTrip(ctx, o.Ping, b.n, b.d, o.SLO.Percentile)
 	sw.out.Sweep.RoundTrip = &rt
-	if rt.Error != "" {
+	if rt.Error != "" || b.pacedN < 0 {
 		return
 	}
-	n, d = o.PacedRoundTrips, o.PacedRoundTripTime
-	if n < 0 {
-		return
-	}
-	if n == 0 {
-		n = DefaultPacedRoundTrips
-	}
-	if d <= 0 {
-		// No longer than a run: a sweep of short runs is a quick look, not a measurement.
-		d = DefaultPacedRoundTripTime
-		if o.Duration > 0 {
-			d = min(d, o.Duration)
-		}
-	}
-	for _, rate := range pacedRates(o, rt.P50US, d) {
+	for _, rate := range pacedRates(o, rt.P50US, b.pacedD) {
 		if ctx.Err() != nil {
 			return
 		}
-		sw.out.Sweep.PacedRoundTrips = append(sw.out.Sweep.PacedRoundTrips, MeasurePacedRoundTrip(ctx, o.Ping, rate, n, d, o.SLO.Percentile))
+		sw.out.Sweep.PacedRoundTrips = append(sw.out.Sweep.PacedRoundTrips, MeasurePacedRoundTrip(ctx, o.Ping, rate, b.pacedN, b.pacedD, o.SLO.Percentile))
 	}
+}
+
+// probes reports whether a sweep of o times the raw round trip (given a ping function): a rate
+// sweep with a noise floor.
+func probes(o *Options) bool { return o.FloorShare > 0 && o.Mode == results.SweepRate }
+
+// probeBounds are the round-trip probes' bounds, o's or the defaults: n requests within d back
+// to back, pacedN (below 0: no paced probe) within pacedD per paced rate.
+type probeBounds struct {
+	n, pacedN int
+	d, pacedD time.Duration
+}
+
+func probeBoundsOf(o *Options) probeBounds {
+	b := probeBounds{n: o.RoundTrips, d: o.RoundTripTime, pacedN: o.PacedRoundTrips, pacedD: o.PacedRoundTripTime}
+	if b.n <= 0 {
+		b.n = DefaultRoundTrips
+	}
+	if b.d <= 0 {
+		b.d = DefaultRoundTripTime
+	}
+	if b.pacedN == 0 {
+		b.pacedN = DefaultPacedRoundTrips
+	}
+	if b.pacedD <= 0 {
+		// No longer than a run: a sweep of short runs is a quick look, not a measurement.
+		b.pacedD = DefaultPacedRoundTripTime
+		if o.Duration > 0 {
+			b.pacedD = min(b.pacedD, o.Duration)
+		}
+	}
+	return b
+}
+
+// probeTime is the most the round-trip probes of a sweep of o may take, and the rates it may
+// pace them at: the back-to-back probe's bound, and each paced rate's (its requests at its
+// rate, or its time bound if shorter) for every rate pacedRates could pick, as if the round
+// trip were instant (the measured one leaves out the rates too fast to idle between).
+func probeTime(o *Options) (time.Duration, []float64) {
+	if !probes(o) || len(o.Loads) == 0 {
+		return 0, nil
+	}
+	b := probeBoundsOf(o)
+	total := b.d
+	if b.pacedN < 0 {
+		return total, nil
+	}
+	rates := pacedRates(o, 0, b.pacedD)
+	for _, r := range rates {
+		total += min(time.Duration(float64(b.pacedN)/r*float64(time.Second)), b.pacedD)
+	}
+	return total, rates
 }
 
 // MeasureRoundTrip calls ping up to n times, one at a time, for at most d or until ctx ends,

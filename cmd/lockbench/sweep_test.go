@@ -357,9 +357,10 @@ func TestSweepDryRun(t *testing.T) {
 	if code != exitOK || stderr.Len() != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
-	// 5s a run: 2 floors, 36 to 72 grid runs, 4 bisections × 2 drivers × 6 rounds at most.
+	// 5s a run: 2 floors, 36 to 72 grid runs, 4 bisections × 2 drivers × 6 rounds at most; 7 s of
+	// round-trip probes (3 s back to back, 3 + 0.4 + 0.2 + 0.1 s paced).
 	for _, want := range []string{"5000, 10000, 20000, 40000, 80000, 160000", "rounds: 3 per step, up to 6", "within 5%, at most 10m0s",
-		"at most 10m10s", "2 noise-floor runs", "36 to 72 grid runs", "up to 4 refined steps per driver"} {
+		"at most 10m17s", "2 noise-floor runs", "round-trip probes 7s", "then paced at 250, 5000, 10000, 20000/s", "36 to 72 grid runs", "up to 4 refined steps per driver"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, stdout.String())
 		}
