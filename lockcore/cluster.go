@@ -107,7 +107,7 @@ const refreshGap = 100 * time.Millisecond
 // the slot → master map of node batches, and, in synced mode, each master's replica count (its
 // INFO replication) per slot, both from the same answer.
 func (c *Client) refreshCluster(ctx context.Context) error {
-	slots, err := c.rdb.Do(ctx, c.rdb.B().ClusterSlots().Build()).ToArray()
+	slots, err := c.rdb.Do(ctx, c.rdb.B().ClusterSlots().Build().Pin()).ToArray()
 	if err != nil {
 		return fmt.Errorf("lockcore: ask the cluster for its slots: %w", err)
 	}
@@ -145,7 +145,7 @@ func (c *Client) refreshCluster(ctx context.Context) error {
 					// which errs towards waiting for more.
 					n.replicas = int32(len(rng) - 3)
 				} else {
-					info, err := n.client.Do(ctx, n.client.B().Info().Section("replication").Build()).ToString()
+					info, err := n.client.Do(ctx, n.client.B().Info().Section("replication").Build().Pin()).ToString()
 					if err != nil {
 						return fmt.Errorf("lockcore: ask master %s for its replicas: %w", addr, err)
 					}

@@ -164,7 +164,7 @@ func (f *FencedMutex) HeldBy(owner Owner) (int, bool) {
 // lock was never granted. It asks Redis.
 func (f *FencedMutex) Token(ctx context.Context) (int64, error) {
 	c := f.m.c
-	n, err := c.rdb.Do(ctx, c.rdb.B().Get().Key(f.token).Build()).AsInt64()
+	n, err := c.rdb.Do(ctx, c.rdb.B().Get().Key(f.token).Build().Pin()).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return 0, nil
 	}

@@ -47,7 +47,7 @@ const detectTimeout = 5 * time.Second
 func detectPubSub(rdb rueidis.Client) (PubSubMode, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), detectTimeout)
 	defer cancel()
-	info, err := rdb.Do(ctx, rdb.B().Info().Section("server").Build()).ToString()
+	info, err := rdb.Do(ctx, rdb.B().Info().Section("server").Build().Pin()).ToString()
 	if err != nil {
 		return 0, fmt.Errorf("lockcore: ask the server for its version: %w", err)
 	}
@@ -77,16 +77,16 @@ func infoField(info, name string) (string, bool) {
 // subscribeCmd, unsubscribeCmd and the confirmation kind for c's pub/sub mode.
 func (c *Client) subscribeCmd(channel string) rueidis.Completed {
 	if c.pubsub == PubSubSharded {
-		return c.rdb.B().Ssubscribe().Channel(channel).Build()
+		return c.rdb.B().Ssubscribe().Channel(channel).Build().Pin()
 	}
-	return c.rdb.B().Subscribe().Channel(channel).Build()
+	return c.rdb.B().Subscribe().Channel(channel).Build().Pin()
 }
 
 func (c *Client) unsubscribeCmd(channel string) rueidis.Completed {
 	if c.pubsub == PubSubSharded {
-		return c.rdb.B().Sunsubscribe().Channel(channel).Build()
+		return c.rdb.B().Sunsubscribe().Channel(channel).Build().Pin()
 	}
-	return c.rdb.B().Unsubscribe().Channel(channel).Build()
+	return c.rdb.B().Unsubscribe().Channel(channel).Build().Pin()
 }
 
 func (c *Client) subscribedKind() string {

@@ -107,11 +107,14 @@ func newScript(body string) *script {
 	return &script{body: body, sha: hex.EncodeToString(sum[:])}
 }
 
-// Script commands are pinned: rueidis otherwise returns a command's memory to its pool when
-// the call returns, and when a connection fails with calls in flight, its writer goroutine may
-// still be reading a command that a new call is building in the same memory (the race detector
-// caught it in TestChaos: Builder.Evalsha writing what pipe._backgroundWrite read, with nothing
-// ordering the two). A pinned command is never reused; it costs one small allocation.
+// Script commands are pinned, as is every command lockcore builds (TestCommandsPinned checks
+// it): rueidis otherwise returns a command's memory to its pool when the call returns, and when
+// a connection fails with calls in flight, its writer goroutine may still be reading a command
+// that a new call is building in the same memory (the race detector caught it in TestChaos:
+// Builder.Evalsha writing what pipe._backgroundWrite read, with nothing ordering the two; and
+// again, in CI on 2026-11-27, with the memory of an UNSUBSCRIBE that a dead connection's writer
+// had read and that went back to the pool when the call returned). A pinned command is never
+// reused; it costs one small allocation.
 func (s *script) evalsha(rdb rueidis.Client, keys, args []string) rueidis.Completed {
 	return rdb.B().Evalsha().Sha1(s.sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build().Pin()
 }

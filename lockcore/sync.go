@@ -542,7 +542,7 @@ func (c *Client) syncRefresher() {
 // with AOF, and installs the new view.
 func (c *Client) refreshReplicas(ctx context.Context) error {
 	if !c.batch.cluster {
-		info, err := c.rdb.Do(ctx, c.rdb.B().Info().Section("replication").Build()).ToString()
+		info, err := c.rdb.Do(ctx, c.rdb.B().Info().Section("replication").Build().Pin()).ToString()
 		if err != nil {
 			return fmt.Errorf("lockcore: ask the master for its replicas: %w", err)
 		}
@@ -561,7 +561,7 @@ func (c *Client) refreshReplicas(ctx context.Context) error {
 
 // aofOn asks a master whether it runs with AOF.
 func (c *Client) aofOn(ctx context.Context, node rueidis.Client) (bool, error) {
-	info, err := node.Do(ctx, node.B().Info().Section("persistence").Build()).ToString()
+	info, err := node.Do(ctx, node.B().Info().Section("persistence").Build().Pin()).ToString()
 	if err != nil {
 		return false, fmt.Errorf("lockcore: ask the master about AOF: %w", err)
 	}
