@@ -31,7 +31,7 @@ func CheckAttached(ctx context.Context, t *target.Target, faults FaultCheck, pre
 	for _, d := range declared {
 		rep.Line("keys declared by an adapter: %s (found, cleaned and audited with lockbench's own for --key-prefix %q)", d.Pattern, prefix)
 	}
-	warn, err := KeyAccess(ctx, t, prefix)
+	warn, err := KeyAccess(ctx, t, prefix, declared...)
 	if err != nil {
 		return nil, err
 	}
