@@ -115,3 +115,25 @@ func checkSelfWith(t *testing.T, kind string, cfg drivers.Config, with func(*ext
 	}
 	return fails, out.String()
 }
+
+// DeclaredKeys starts each exec adapter but the null one for its hello, and returns the keys
+// declared, each once; an adapter that does not start is named.
+func TestDeclaredKeys(t *testing.T) {
+	t.Setenv(envSelf, "tokens-declared") // the adapter processes inherit the environment
+	t.Setenv(envFault, "")
+	data := redistest.NewServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	cfg := drivers.Config{Topology: compose.KindSingle, Addrs: data.Addrs()}
+	self := "exec:a=" + os.Args[0]
+	ds, err := extdriver.DeclaredKeys(ctx, []string{"lockcore", "exec:null", self, "exec:b=" + os.Args[0]}, cfg)
+	if err != nil || len(ds) != 1 || ds[0].Pattern != "{name}:tokens" {
+		t.Errorf("DeclaredKeys = %+v, %v; want {name}:tokens once", ds, err)
+	}
+	if ds, err := extdriver.DeclaredKeys(ctx, []string{"lockcore", "exec:null"}, cfg); err != nil || ds != nil {
+		t.Errorf("no exec adapter: %+v, %v; want none started, none declared", ds, err)
+	}
+	if _, err := extdriver.DeclaredKeys(ctx, []string{"exec:gone=/nonexistent/adapter"}, cfg); err == nil || !strings.Contains(err.Error(), "adapter gone") {
+		t.Errorf("an adapter that does not start: %v; want it named", err)
+	}
+}
