@@ -103,6 +103,10 @@ type Options struct {
 	Password string
 	// DB, if not 0, is the database lockbench's clients SELECT (a URL's /db).
 	DB int
+	// Keys are key patterns (globs) granted besides KeyPatterns: those of the keys an external
+	// adapter's hello declares for the prefix's lock names (keyspace.Globs). Check refuses an
+	// empty one and spaces.
+	Keys []string
 }
 
 // SetUser returns the command that makes the user, as arguments: "ACL", "SETUSER", the name,
@@ -121,7 +125,7 @@ func SetUser(o Options) []string {
 		sum := sha256.Sum256([]byte(o.Password))
 		args = append(args, "#"+hex.EncodeToString(sum[:]))
 	}
-	for _, k := range KeyPatterns(o.KeyPrefix) {
+	for _, k := range dedupe(append(KeyPatterns(o.KeyPrefix), o.Keys...)) {
 		args = append(args, "~"+k)
 	}
 	for _, c := range ChannelPatterns(o.KeyPrefix) {

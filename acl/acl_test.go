@@ -27,6 +27,9 @@ func TestSetUser(t *testing.T) {
 			t.Errorf("line has %q:\n%s", never, got)
 		}
 	}
+	if got := Line(SetUser(Options{KeyPrefix: "bench:", Keys: []string{"bench:*:tokens", "bench:*"}})); !strings.Contains(got, " ~bench:* ") || strings.Count(got, "~bench:*") != 2 || !strings.Contains(got, " ~bench:*:tokens ") {
+		t.Errorf("SetUser with Keys: %s; want bench:*:tokens added, bench:* once", got)
+	}
 	if got := SetUser(Options{KeyPrefix: "p", User: "u", DB: 3}); !slices.Contains(got, "+select|3") || got[2] != "u" || slices.Contains(got, "#") {
 		t.Errorf("SetUser(user u, db 3) = %v", got)
 	}
@@ -81,6 +84,18 @@ func TestDiagnose(t *testing.T) {
 	}
 	if refused, err := Diagnose(ctx, c, "other:"); err != nil || len(refused) < 6 || !strings.HasPrefix(refused[0], "EVALSHA") {
 		t.Errorf("the full user under another prefix: refused %q, %v", refused, err)
+	}
+
+	// An adapter's declared keys: probed when asked for, granted with Options.Keys.
+	if refused, err := Diagnose(ctx, c, "bench:", "queue:{bench:0}"); err != nil || !slices.Equal(refused, []string{"key queue:{bench:0}"}) {
+		t.Errorf("the full user, an undeclared key: refused %q, %v; want the key named", refused, err)
+	}
+	declared := userClient(t, admin, srv.Addr(), SetUser(Options{KeyPrefix: "bench:", Password: "pw", User: "declared", Keys: []string{"queue:{bench:*}"}}))
+	if refused, err := Diagnose(ctx, declared, "bench:", "queue:{bench:0}"); err != nil || len(refused) != 0 {
+		t.Errorf("a user granted the declared keys: refused %q, %v", refused, err)
+	}
+	if refused, err := Diagnose(ctx, declared, "bench:", "queue:{other:0}"); err != nil || len(refused) != 1 {
+		t.Errorf("a user granted bench:'s declared keys, other:'s: refused %q, %v; want it refused", refused, err)
 	}
 
 	lacking := func(user string, drop ...string) rueidis.Client {

@@ -25,6 +25,11 @@ func (o Options) Check() error {
 	case o.DB < 0:
 		return badOptions("db %d must not be negative", o.DB)
 	}
+	for _, k := range o.Keys {
+		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\r\n") {
+			return badOptions("key pattern %q: want a pattern without spaces", k)
+		}
+	}
 	return nil
 }
 

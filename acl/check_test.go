@@ -19,6 +19,8 @@ func TestOptionsCheck(t *testing.T) {
 		{Options{User: "a b", KeyPrefix: "p:"}, `user "a b": want a name without spaces`},
 		{Options{KeyPrefix: "p:"}, `user "": want a name without spaces`},
 		{Options{User: "u", KeyPrefix: "p:", DB: -1}, "db -1 must not be negative"},
+		{Options{User: "u", KeyPrefix: "p:", Keys: []string{""}}, `key pattern "": want a pattern without spaces`},
+		{Options{User: "u", KeyPrefix: "p:", Keys: []string{"p:* x"}}, `key pattern "p:* x": want a pattern without spaces`},
 	} {
 		if err := tc.o.Check(); !errors.Is(err, ErrBadOptions) || err.Error() != tc.want {
 			t.Errorf("Check(%+v) = %v; want ErrBadOptions, %q", tc.o, err, tc.want)

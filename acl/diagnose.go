@@ -18,7 +18,7 @@ type probe struct {
 // probes returns, for prefix, a probe of every command lockbench needs on a lock key, then one
 // per key and channel family (with a command already probed), so that a refusal names the
 // command, or the key or channel it was refused.
-func probes(prefix string) []probe {
+func probes(prefix string, keys []string) []probe {
 	lock := prefix + "0"
 	tag := Tagged(lock)
 	if !strings.Contains(lock, "{") {
@@ -61,6 +61,9 @@ func probes(prefix string) []probe {
 	for _, c := range channels {
 		ps = append(ps, probe{"channel " + c, []string{"publish", c, "0"}})
 	}
+	for _, k := range keys {
+		ps = append(ps, probe{"key " + k, []string{"exists", k}})
+	}
 	return ps
 }
 
@@ -93,9 +96,10 @@ return refused
 // "channel …". It runs one EVAL of redis.acl_check_cmd, which checks without running anything;
 // EVAL itself refused is returned as the one refusal. Commands the server does not know (SPUBLISH
 // before Redis 7) are not refusals. An error means the server could not tell (Redis before 7.0
-// has no redis.acl_check_cmd).
-func Diagnose(ctx context.Context, c rueidis.Client, prefix string) ([]string, error) {
-	ps := probes(prefix)
+// has no redis.acl_check_cmd). keys are keys of other shapes to probe too, named "key K" when
+// refused: an external adapter's declared keys for a lock name (keyspace.Declared.Key).
+func Diagnose(ctx context.Context, c rueidis.Client, prefix string, keys ...string) ([]string, error) {
+	ps := probes(prefix, keys)
 	var argv []string
 	for _, p := range ps {
 		argv = append(argv, strconv.Itoa(len(p.args)))

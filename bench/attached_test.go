@@ -24,16 +24,16 @@ func TestCheckAttached(t *testing.T) {
 	}
 	fc := FaultCheck{Faults: []faults.Fault{kill}, Runs: 1, Attached: true, AllowAttached: true,
 		Run: faults.Layout{Procs: 1, Duration: 100 * time.Millisecond}} // the fault comes after the phase
-	if _, err := CheckAttached(t.Context(), tgt, fc, "new:", false, rep); !errors.Is(err, ErrBadSpec) {
+	if _, err := CheckAttached(t.Context(), tgt, fc, "new:", nil, false, rep); !errors.Is(err, ErrBadSpec) {
 		t.Errorf("a fault after the phase: %v; want ErrBadSpec", err)
 	}
-	if _, err := CheckAttached(t.Context(), tgt, FaultCheck{}, "old:", false, rep); !errors.Is(err, ErrKeysExist) {
+	if _, err := CheckAttached(t.Context(), tgt, FaultCheck{}, "old:", nil, false, rep); !errors.Is(err, ErrKeysExist) {
 		t.Errorf("keys already there: %v; want ErrKeysExist", err)
 	}
-	if cleanup, err := CheckAttached(t.Context(), tgt, FaultCheck{}, "new:", false, rep); err != nil || cleanup == nil || cleanup.Prefix != "new:" {
+	if cleanup, err := CheckAttached(t.Context(), tgt, FaultCheck{}, "new:", nil, false, rep); err != nil || cleanup == nil || cleanup.Prefix != "new:" {
 		t.Errorf("a clean prefix: %+v, %v; want its cleanup record", cleanup, err)
 	}
-	if cleanup, err := CheckAttached(t.Context(), openSingle(t), FaultCheck{}, "x", false, rep); cleanup != nil || err != nil {
+	if cleanup, err := CheckAttached(t.Context(), openSingle(t), FaultCheck{}, "x", nil, false, rep); cleanup != nil || err != nil {
 		t.Errorf("a started topology: %+v, %v; want nothing checked", cleanup, err)
 	}
 }

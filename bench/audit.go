@@ -18,7 +18,7 @@ import (
 func (s *Session) auditRun(ctx context.Context, run *results.Run) {
 	scope := audit.All
 	if s.tgt.Attached() {
-		ks := keyspace.New(s.keyPrefix())
+		ks := keyspace.New(s.keyPrefix(), s.declared()...)
 		scope = audit.Scope{Globs: ks.Globs(), Match: ks.Owns}
 	}
 	var masters []audit.Master

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/thresholds"
 	"github.com/spf13/pflag"
 )
@@ -102,10 +103,10 @@ func TestRefereeFlags(t *testing.T) {
 	if err := g.CheckResource(false, "contention"); err != nil || !g.ForResource {
 		t.Fatalf("--resource without --referee: %v, for the resource %v", err, g.ForResource)
 	}
-	if s := g.Spec("10.0.0.1"); s == nil || s.Addr != NativeReferee || s.Resource != "fenced" || !s.ForResource || s.NativeHost != "10.0.0.1" {
+	if s := g.Spec("10.0.0.1", pin.CPUs{1}); s == nil || s.Addr != NativeReferee || s.Resource != "fenced" || !s.ForResource || s.NativeHost != "10.0.0.1" || !slices.Equal(s.NativeCPUs, pin.CPUs{1}) {
 		t.Errorf("Spec: %+v", s)
 	}
-	if s := (&RefereeFlags{}).Spec(""); s != nil {
+	if s := (&RefereeFlags{}).Spec("", nil); s != nil {
 		t.Errorf("Spec without a referee: %+v, want nil", s)
 	}
 }
@@ -259,8 +260,13 @@ func TestPinFlags(t *testing.T) {
 	}
 	var p PinFlags
 	fs := flagSet(t, p.Register, "--pin", "off")
-	if err := p.Check(fs, single, false); err != nil || p.Server != nil || p.Client != nil {
-		t.Errorf("--pin off: %v, server %v, client %v: want nothing placed", err, p.Server, p.Client)
+	if err := p.Check(fs, single, false); err != nil || p.Server != nil || p.Client != nil || p.Referee != nil {
+		t.Errorf("--pin off: %v, server %v, client %v, referee %v: want nothing placed", err, p.Server, p.Client, p.Referee)
+	}
+	p = PinFlags{}
+	fs = flagSet(t, p.Register, "--server-cpus", "0")
+	if err := p.Check(fs, single, false); err != nil || !slices.Equal(p.Referee, pin.CPUs{0}) {
+		t.Errorf("--server-cpus 0: %v, referee %v: want the referee with the servers", err, p.Referee)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/acl"
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/target"
 	"github.com/redis/rueidis"
 )
@@ -21,16 +22,18 @@ var ErrKeysRefused = errors.New("bench: the user may not use lockbench's keys")
 // the lock key itself, naming the --key-prefix to use when one can be found; nil when the lock
 // keys are allowed or the server cannot tell (Redis before 7.0, or EVAL refused: the run then
 // reports its refusals as it always has). Other refusals (a helper key or command only some
-// drivers use) are returned as warn, for the caller to show.
-func KeyAccess(ctx context.Context, t *target.Target, prefix string) (warn []string, err error) {
-	refuse, warn := keyAccess(ctx, t, prefix)
+// drivers use, a key an external adapter declared) are returned as warn, for the caller to
+// show. declared are the run's adapters' declared keys (extdriver.DeclaredKeys): the key of
+// lock prefix+"0" of each is probed too.
+func KeyAccess(ctx context.Context, t *target.Target, prefix string, declared ...keyspace.Declared) (warn []string, err error) {
+	refuse, warn := keyAccess(ctx, t, prefix, declared)
 	if refuse != "" {
 		return nil, &badSpec{msg: refuse, cause: ErrKeysRefused}
 	}
 	return warn, nil
 }
 
-func keyAccess(ctx context.Context, t *target.Target, prefix string) (refuse string, warn []string) {
+func keyAccess(ctx context.Context, t *target.Target, prefix string, declared []keyspace.Declared) (refuse string, warn []string) {
 	ms := t.Masters()
 	if len(ms) == 0 {
 		return "", nil
@@ -38,7 +41,11 @@ func keyAccess(ctx context.Context, t *target.Target, prefix string) (refuse str
 	ctx, cancel := context.WithTimeout(ctx, target.InspectTimeout)
 	defer cancel()
 	c, addr := ms[0].Client, ms[0].Addr
-	refused, err := acl.Diagnose(ctx, c, prefix)
+	var extra []string
+	for _, d := range declared {
+		extra = append(extra, d.Key(prefix+"0"))
+	}
+	refused, err := acl.Diagnose(ctx, c, prefix, extra...)
 	if err != nil || len(refused) == 0 {
 		return "", nil
 	}
@@ -50,7 +57,7 @@ func keyAccess(ctx context.Context, t *target.Target, prefix string) (refuse str
 	if len(refused) == 1 && strings.HasPrefix(refused[0], "EVAL (") {
 		return "", nil // the run reports a refused EVAL with the driver that needs it
 	}
-	fix := fmt.Sprintf("'lockbench acl --key-prefix %s --user %s' prints the rules a lockbench user needs", prefix, user)
+	fix := fmt.Sprintf("'lockbench acl --key-prefix %s --user %s%s' prints the rules a lockbench user needs", prefix, user, adapterKeysFlags(declared))
 	for _, r := range refused {
 		if r != lockKey {
 			continue
@@ -66,6 +73,16 @@ func keyAccess(ctx context.Context, t *target.Target, prefix string) (refuse str
 		warn = append(warn, fmt.Sprintf("user %q may not use %s on %s: drivers or lock kinds that need it will fail; %s", user, r, addr, fix))
 	}
 	return "", warn
+}
+
+// adapterKeysFlags is lockbench acl's --adapter-keys for declared, with a space before it; ""
+// for none.
+func adapterKeysFlags(declared []keyspace.Declared) string {
+	var out string
+	for _, d := range declared {
+		out += " --adapter-keys '" + d.Pattern + "'"
+	}
+	return out
 }
 
 // keysOnly returns the key and channel refusals of Diagnose: the ones a prefix explains.

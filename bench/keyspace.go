@@ -34,15 +34,17 @@ var (
 // and refused, unless cleanExisting (they are then deleted by the first run's cleaning). It
 // returns the record the cleanups fill (results.File.Cleanup). Refusals wrap ErrBadSpec; any
 // other error is a failure to look (SCAN). On a deployment lockbench started, which it
-// flushes, it does nothing and returns nil.
-func CheckKeyspace(ctx context.Context, tgt *target.Target, prefix string, cleanExisting bool, rep Reporter) (*results.Cleanup, error) {
+// flushes, it does nothing and returns nil. declared are the key shapes the run's external
+// adapters declared (extdriver.DeclaredKeys): their keys count as lockbench's, and the record
+// keeps them (results.Cleanup.Declared) for the cleanups.
+func CheckKeyspace(ctx context.Context, tgt *target.Target, prefix string, cleanExisting bool, rep Reporter, declared ...keyspace.Declared) (*results.Cleanup, error) {
 	if !tgt.Attached() {
 		return nil, nil
 	}
 	if err := keyspace.CheckPrefix(prefix); err != nil {
 		return nil, &badSpec{msg: err.Error(), cause: err}
 	}
-	ks := keyspace.New(prefix)
+	ks := keyspace.New(prefix, declared...)
 	var existing []string
 	var nExisting int64
 	for _, n := range tgt.Masters() {
@@ -70,6 +72,9 @@ func CheckKeyspace(ctx context.Context, tgt *target.Target, prefix string, clean
 		}
 	}
 	cleanup := &results.Cleanup{Prefix: prefix, Existing: nExisting}
+	for _, d := range declared {
+		cleanup.Declared = append(cleanup.Declared, d.Pattern)
+	}
 	if nExisting == 0 {
 		return cleanup, nil
 	}

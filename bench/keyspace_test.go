@@ -8,6 +8,7 @@ import (
 	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/compose/redistest"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/target"
 	"github.com/redis/rueidis"
 )
@@ -110,7 +111,21 @@ func TestKeyAccess(t *testing.T) {
 	if !errors.Is(err, ErrKeysRefused) || !errors.Is(err, ErrBadSpec) || !strings.Contains(err.Error(), "run with --key-prefix bench:") {
 		t.Errorf("the default prefix: %v; want refused, naming --key-prefix bench:", err)
 	}
-	if warn, err := KeyAccess(t.Context(), tgt, "bench:"); err != nil {
+	if warn, err := KeyAccess(t.Context(), tgt, "bench:"); err != nil || len(warn) != 0 {
 		t.Errorf("its own prefix: %v (warnings %q); want allowed", err, warn)
+	}
+	// An adapter's declared key outside the user's patterns: a warning that names it and the
+	// acl flag that grants it; inside them (bench:<n>:tokens), nothing.
+	queue, err := keyspace.ParseDeclared("queue:{name}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn, err := KeyAccess(t.Context(), tgt, "bench:", queue)
+	if err != nil || len(warn) != 1 || !strings.Contains(warn[0], "key queue:bench:0") || !strings.Contains(warn[0], "--adapter-keys 'queue:{name}'") {
+		t.Errorf("an undeclared key of the user's: %v, warnings %q; want one naming the key and --adapter-keys", err, warn)
+	}
+	tokens, _ := keyspace.ParseDeclared("{name}:tokens")
+	if warn, err := KeyAccess(t.Context(), tgt, "bench:", tokens); err != nil || len(warn) != 0 {
+		t.Errorf("a declared key under the prefix: %v, warnings %q; want allowed", err, warn)
 	}
 }

@@ -57,6 +57,22 @@ func Place(mode string, server, client pin.CPUs, spec compose.Spec, attached boo
 	return server, client, pl
 }
 
+// RefereeCPUs is where a native referee's redis-server runs with a placement of server and
+// client CPUs out of avail: on the servers' CPUs when lockbench places servers; on the CPUs
+// other than the client's when only the client is placed (an attached deployment with
+// --client-cpus: a referee started unplaced would inherit lockbench's CPUs); nil (not placed)
+// when nothing is, or when the client has every CPU. The referee is never put on the client's
+// CPUs: its command and Lua work would compete with the client's. It is safe for concurrent use.
+func RefereeCPUs(server, client, avail pin.CPUs) pin.CPUs {
+	switch {
+	case len(server) > 0:
+		return server
+	case len(client) > 0:
+		return without(avail, client)
+	}
+	return nil
+}
+
 // without returns the CPUs of avail not in c; nil (not placed) when that leaves none.
 func without(avail, c pin.CPUs) pin.CPUs {
 	var out pin.CPUs

@@ -88,3 +88,23 @@ func TestPlaceRequestRefuses(t *testing.T) {
 		t.Errorf("--pin off: %+v, %v", pl, err)
 	}
 }
+
+// RefereeCPUs puts a native referee with the servers, or off the client's CPUs, never on them.
+func TestRefereeCPUs(t *testing.T) {
+	t.Parallel()
+	avail := pin.CPUs{0, 1, 2, 3}
+	for _, tc := range []struct {
+		name                 string
+		server, client, want pin.CPUs
+	}{
+		{"placement off: not placed", nil, nil, nil},
+		{"with the servers", pin.CPUs{3}, pin.CPUs{0, 1, 2}, pin.CPUs{3}},
+		{"servers alone placed", pin.CPUs{2, 3}, nil, pin.CPUs{2, 3}},
+		{"attached with --client-cpus: off the client's", nil, pin.CPUs{0}, pin.CPUs{1, 2, 3}},
+		{"the client has every CPU: not placed", nil, avail, nil},
+	} {
+		if got := RefereeCPUs(tc.server, tc.client, avail); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v; want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/collect"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/referee"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/results"
@@ -38,6 +39,12 @@ type RefereeSpec struct {
 	// ForResource says the native referee was asked for by Resource alone (its start line says
 	// so).
 	ForResource bool
+	// NativeCPUs, if set, are the only CPUs a native referee's redis-server may run on: the
+	// servers' side of the CPU placement (PinFlags.Referee), so that its command and Lua work
+	// neither competes with the client nor inherits the client's CPUs from lockbench. Empty:
+	// not placed (it runs where lockbench may). A referee at an address is not lockbench's to
+	// place, and ignores it.
+	NativeCPUs pin.CPUs
 }
 
 // Referee is a run's safety referee (package referee): every holder in every process marks its
@@ -54,16 +61,19 @@ type Referee struct {
 func StartReferee(ctx context.Context, tgt *target.Target, spec RefereeSpec, rep Reporter) (*Referee, error) {
 	r := &Referee{ep: spec.Endpoint, resource: spec.Resource}
 	if spec.Addr == NativeReferee {
-		single, err := compose.StartSingle(ctx, compose.NativeOptions{Host: spec.NativeHost})
+		single, err := compose.StartSingle(ctx, compose.NativeOptions{Host: spec.NativeHost, CPUs: spec.NativeCPUs})
 		if err != nil {
 			return nil, fmt.Errorf("starting the native referee: %w", err)
 		}
 		r.native, r.ep.Addr = single, single.Addr()
-		if spec.ForResource {
-			rep.Line("referee: redis-server at %s (native, started for --resource, which is kept on it)", single.Addr())
-		} else {
-			rep.Line("referee: redis-server at %s (native)", single.Addr())
+		where := "native"
+		if len(spec.NativeCPUs) > 0 {
+			where += ", CPUs " + spec.NativeCPUs.String()
 		}
+		if spec.ForResource {
+			where += ", started for --resource, which is kept on it"
+		}
+		rep.Line("referee: redis-server at %s (%s)", single.Addr(), where)
 	}
 	if err := r.checkApart(ctx, tgt, ProcessName(0)); err != nil {
 		r.Close()

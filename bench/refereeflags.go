@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/lockbench/lockbench/extdriver"
+	"github.com/lockbench/lockbench/pin"
 	"github.com/lockbench/lockbench/referee"
 	"github.com/lockbench/lockbench/resource"
 	"github.com/lockbench/lockbench/workloads"
@@ -103,10 +104,10 @@ func (g *RefereeFlags) Check(worker bool) error {
 func (g *RefereeFlags) Endpoint() Endpoint { return Endpoint{Addr: g.Addr, CAFile: g.CAFile} }
 
 // Spec is the referee run asks for, nil for none; a native one binds on nativeHost ("":
-// loopback).
-func (g *RefereeFlags) Spec(nativeHost string) *RefereeSpec {
+// loopback) and runs on cpus (PinFlags.Referee; empty: not placed).
+func (g *RefereeFlags) Spec(nativeHost string, cpus pin.CPUs) *RefereeSpec {
 	if g.Addr == "" {
 		return nil
 	}
-	return &RefereeSpec{Endpoint: g.Endpoint(), Resource: g.Resource, NativeHost: nativeHost, ForResource: g.ForResource}
+	return &RefereeSpec{Endpoint: g.Endpoint(), Resource: g.Resource, NativeHost: nativeHost, ForResource: g.ForResource, NativeCPUs: cpus}
 }

@@ -60,7 +60,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// A deployment that stays up would keep the last run's keys (an interrupted run's
 		// held locks, say) until their leases ran out.
 		prefix := s.keyPrefix()
-		if _, err := s.tgt.Clean(context.WithoutCancel(ctx), prefix, res.File.Cleanup); err != nil {
+		if _, err := s.tgt.Clean(context.WithoutCancel(ctx), prefix, res.File.Cleanup, s.declared()...); err != nil {
 			s.rep.Line("warning: lockbench's keys for --key-prefix %q may remain: %v", prefix, err)
 		}
 	}

@@ -124,6 +124,8 @@ type PinFlags struct {
 	// records (nil when nothing is placed).
 	Server, Client pin.CPUs
 	Placement      *results.Placement
+	// Referee, after Check, is where a native referee runs (RefereeCPUs); empty: not placed.
+	Referee pin.CPUs
 }
 
 // Register adds the flags to fs.
@@ -138,6 +140,14 @@ func (p *PinFlags) Register(fs *pflag.FlagSet) {
 func (p *PinFlags) Check(fs *pflag.FlagSet, spec compose.Spec, attached bool) error {
 	r := PlaceRequest{Mode: p.mode, Server: p.serverList, Client: p.clientList, Given: fs.Changed}
 	var err error
-	p.Server, p.Client, p.Placement, err = r.Resolve(spec, attached)
-	return err
+	if p.Server, p.Client, p.Placement, err = r.Resolve(spec, attached); err != nil {
+		return err
+	}
+	// Now, before lockbench places itself: afterwards Available is the client's CPUs alone.
+	avail, err := pin.Available()
+	if err != nil {
+		return &badSpec{msg: err.Error(), cause: err}
+	}
+	p.Referee = RefereeCPUs(p.Server, p.Client, avail)
+	return nil
 }

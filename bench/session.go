@@ -8,6 +8,7 @@ package bench
 import (
 	"context"
 
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/metrics"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
@@ -99,6 +100,20 @@ func NewSession(tgt *target.Target, spec Spec, opts Options) (*Session, error) {
 		s.opts.Remote = r.run
 	}
 	return s, nil
+}
+
+// declared are the key shapes the session's external adapters declared, as the preflight of an
+// attached deployment recorded them (CheckAttached: results.Cleanup.Declared); none otherwise.
+func (s *Session) declared() []keyspace.Declared { return declaredOf(s.opts.File.Cleanup) }
+
+// declaredOf reads back the declared key patterns a cleanup record holds; they were checked
+// when the hello was read.
+func declaredOf(c *results.Cleanup) []keyspace.Declared {
+	if c == nil {
+		return nil
+	}
+	ds, _ := keyspace.ParseDeclaredList(c.Declared)
+	return ds
 }
 
 // keyPrefix is the prefix of the session's lock names, with its default.

@@ -29,7 +29,7 @@ func (s *Session) RunOne(ctx context.Context, st Step) (Outcome, error) {
 		cfg.Rate = st.Rate
 	}
 	prefix := s.keyPrefix()
-	if n, err := s.tgt.Clean(ctx, prefix, s.opts.File.Cleanup); err != nil {
+	if n, err := s.tgt.Clean(ctx, prefix, s.opts.File.Cleanup, s.declared()...); err != nil {
 		rep.Line("warning: keyspace not clean before %s: %v", name, err)
 	} else if n > 0 {
 		rep.Line("deleted %d of lockbench's keys for --key-prefix %q", n, prefix)

@@ -109,7 +109,7 @@ func Sweep(ctx context.Context, t *target.Target, spec Spec, o sweep.Options, op
 	}
 	if t.Attached() && out != nil && len(out.Runs) > 0 {
 		// As in a run: a deployment that stays up would keep the last step's keys.
-		if _, err := t.Clean(context.WithoutCancel(ctx), spec.Config.KeyPrefix, file.Cleanup); err != nil {
+		if _, err := t.Clean(context.WithoutCancel(ctx), spec.Config.KeyPrefix, file.Cleanup, declaredOf(file.Cleanup)...); err != nil {
 			opts.Reporter.Line("warning: lockbench's keys for --key-prefix %q may remain: %v", spec.Config.KeyPrefix, err)
 		}
 	}

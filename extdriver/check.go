@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/redis/rueidis"
 )
 
 // Rules driver-check holds an adapter to, in the order it checks them.
@@ -26,6 +27,7 @@ const (
 	RuleFenced      = "fenced"            // (when claimed) every grant's token is greater than the earlier grants' of the lock
 	RuleLeaseExpiry = "lease-expiry"      // a grant not released ends with its lease: a waiter gets the lock, the late release is notowner
 	RuleShutdown    = "shutdown"          // exits 0, soon, once its stdin closes
+	RuleKeys        = "keys"              // (with CheckOptions.Redis) makes no key but its lock names, lockbench's shapes of them and its hello's keys
 )
 
 // Check defaults.
@@ -63,6 +65,11 @@ type CheckOptions struct {
 	Out io.Writer
 	// Process adjusts the process options (tests shorten timeouts).
 	Process func(*Options)
+	// Redis, if set, is a client of the Redis the adapter uses (Config's): after the other
+	// rules, the keys rule SCANs it for keys the adapter made that are none of the check's lock
+	// names, lockbench's shapes of them (package keyspace) or its hello's keys. nil: the rule
+	// is not checked (no Redis, e.g. the null adapter).
+	Redis rueidis.Client
 }
 
 // Failure is a broken rule: which, the operation that broke it, and how.
@@ -103,6 +110,22 @@ type checker struct {
 	d      *Driver
 	prefix string
 	fails  []Failure
+
+	mu     sync.Mutex
+	groups map[string]bool // the lock-name groups used (lock), whose keys the keys rule allows
+}
+
+// lock is lock i of group (a rule's locks): prefix + group + ":" + i, a lock name of the shape
+// lockbench's runs use (keyspace: P<n>, with P the check's prefix and the group), so that the
+// keys rule knows every key lockbench's shapes derive from it.
+func (c *checker) lock(group string, i int) string {
+	c.mu.Lock()
+	if c.groups == nil {
+		c.groups = map[string]bool{}
+	}
+	c.groups[group] = true
+	c.mu.Unlock()
+	return c.prefix + group + ":" + strconv.Itoa(i)
 }
 
 func (c *checker) report(rule string, f *Failure) {
@@ -134,11 +157,13 @@ func (c *checker) start(ctx context.Context, lease time.Duration) (*Adapter, *Fa
 }
 
 func (c *checker) run(ctx context.Context) []Failure {
+	before, skip := c.keysBefore(ctx)
 	a, f := c.start(ctx, 0)
 	c.report(RuleHello, f)
 	if f != nil {
 		return c.fails
 	}
+	declared := a.Hello().Declared()
 	c.report(RuleExclusion, c.exclusion(ctx, a))
 	c.report(RuleNonOwner, c.nonOwner(ctx, a))
 	c.report(RuleWaitTimeout, c.waitTimeout(ctx, a))
@@ -167,6 +192,13 @@ func (c *checker) run(ctx context.Context) []Failure {
 		}
 	}
 	c.report(RuleShutdown, shut)
+	if c.opt.Redis != nil {
+		if skip != "" {
+			fmt.Fprintf(c.opt.Out, "skip %s: %s\n", RuleKeys, skip)
+		} else {
+			c.report(RuleKeys, c.keys(ctx, before, declared))
+		}
+	}
 	return c.fails
 }
 
@@ -246,7 +278,7 @@ func steps(list ...func() *Failure) *Failure {
 // rw: two readers at once; a writer refused while they read and granted after; a reader
 // refused while the writer writes; a read release by an owner with no read hold refused.
 func (c *checker) rw(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "rw"
+	name := c.lock("rw", 0)
 	acq := func(verb, owner string, want string) func() *Failure {
 		return func() *Failure { _, f := c.acquireOp(ctx, a, verb, owner, name, nil, 0, want); return f }
 	}
@@ -274,7 +306,7 @@ func (c *checker) rw(ctx context.Context, a *Adapter) *Failure {
 // multi: a holds x and y; b's multi-lock of z and y is refused and takes neither (z stays
 // free); once a releases, b's is granted; a release by a non-owner is refused.
 func (c *checker) multi(ctx context.Context, a *Adapter) *Failure {
-	x, y, z := c.prefix+"multi:x", c.prefix+"multi:y", c.prefix+"multi:z"
+	x, y, z := c.lock("multi", 0), c.lock("multi", 1), c.lock("multi", 2)
 	macq := func(owner string, names []string, want string) func() *Failure {
 		return func() *Failure { _, f := c.acquireOp(ctx, a, OpAcquireMulti, owner, "", names, 0, want); return f }
 	}
@@ -296,7 +328,7 @@ func (c *checker) multi(ctx context.Context, a *Adapter) *Failure {
 
 // fenced: grants of one lock, to owners in turn, carry increasing tokens.
 func (c *checker) fenced(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "fenced"
+	name := c.lock("fenced", 0)
 	last := int64(-1 << 63)
 	for i := range 20 {
 		owner := "f" + strconv.Itoa(i%2)
@@ -339,7 +371,7 @@ func (c *checker) exclusion(ctx context.Context, a *Adapter) *Failure {
 			owner := "x" + strconv.Itoa(o)
 			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
 				k := (o + i) % keys
-				name := c.prefix + "exclusion:" + strconv.Itoa(k)
+				name := c.lock("exclusion", k)
 				if f := c.acquire(ctx, a, owner, name, -1, StatusOK); f != nil {
 					fail(f)
 					return
@@ -371,7 +403,7 @@ func (c *checker) exclusion(ctx context.Context, a *Adapter) *Failure {
 }
 
 func (c *checker) nonOwner(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "non-owner"
+	name := c.lock("non-owner", 0)
 	for _, step := range []func() *Failure{
 		func() *Failure { return c.acquire(ctx, a, "a", name, -1, StatusOK) },
 		func() *Failure { return c.release(a, "b", name, StatusNotOwner) },
@@ -386,7 +418,7 @@ func (c *checker) nonOwner(ctx context.Context, a *Adapter) *Failure {
 }
 
 func (c *checker) waitTimeout(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "wait-timeout"
+	name := c.lock("wait-timeout", 0)
 	if f := c.acquire(ctx, a, "a", name, -1, StatusOK); f != nil {
 		return f
 	}
@@ -406,7 +438,7 @@ func (c *checker) waitTimeout(ctx context.Context, a *Adapter) *Failure {
 }
 
 func (c *checker) reentrant(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "reentrant"
+	name := c.lock("reentrant", 0)
 	for _, step := range []func() *Failure{
 		func() *Failure { return c.acquire(ctx, a, "a", name, -1, StatusOK) },
 		func() *Failure { return c.acquire(ctx, a, "a", name, 0, StatusOK) },
@@ -426,7 +458,7 @@ func (c *checker) reentrant(ctx context.Context, a *Adapter) *Failure {
 // leaseExpiry: with a lease of CheckLease, a grant never released ends: a waiter gets the lock,
 // and the first holder's late release is refused.
 func (c *checker) leaseExpiry(ctx context.Context, a *Adapter) *Failure {
-	name := c.prefix + "lease-expiry"
+	name := c.lock("lease-expiry", 0)
 	if f := c.acquire(ctx, a, "a", name, -1, StatusOK); f != nil {
 		return f
 	}

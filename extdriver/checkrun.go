@@ -53,7 +53,8 @@ func (r CheckRun) Validate() error {
 }
 
 // RunCheck runs r, checked by Validate: it starts the Redis and the referee it is not given,
-// runs Check with every holder of the exclusion rule marked on the referee, and says on Out
+// runs Check with every holder of the exclusion rule marked on the referee and the keys rule
+// on the adapter's Redis, and says on Out
 // how many mutual-exclusion violations the referee counted. It returns the broken rules; an
 // error wrapping ErrBadCheck for bad input (the adapter, --addr, --referee); another error when
 // a Redis could not be started or the referee did not answer. It stops what it started.
@@ -71,6 +72,11 @@ func RunCheck(ctx context.Context, r CheckRun) ([]Failure, error) {
 		return nil, badCheck{fmt.Errorf("--addr: %w", err)}
 	}
 	cfg := drivers.Config{Topology: compose.KindSingle, Addrs: s.Addrs(), Conn: s}
+	keys, err := s.SingleClient(0) // the keys rule's SCANs
+	if err != nil {
+		return nil, badCheck{fmt.Errorf("--addr: %w", err)}
+	}
+	defer keys.Close()
 	if r.Referee == "" {
 		rs, err := compose.StartSingle(ctx, compose.NativeOptions{})
 		if err != nil {
@@ -89,7 +95,7 @@ func RunCheck(ctx context.Context, r CheckRun) ([]Failure, error) {
 		return nil, err
 	}
 	defer ref.Close()
-	fails, err := Check(ctx, CheckOptions{Spec: r.Spec(), Config: cfg, Marker: ref, Duration: r.Duration, Owners: r.Owners, Out: r.Out})
+	fails, err := Check(ctx, CheckOptions{Spec: r.Spec(), Config: cfg, Marker: ref, Duration: r.Duration, Owners: r.Owners, Out: r.Out, Redis: keys})
 	if err != nil {
 		return nil, err
 	}

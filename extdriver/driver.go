@@ -134,6 +134,9 @@ func (l *Locker) Settings() map[string]string {
 		"transport":  "stdin/stdout pipes",
 		"client_cpu": "lockbench's and the adapter process's",
 	}
+	if len(h.Keys) > 0 {
+		s["keys"] = strings.Join(h.Keys, " ") // declared: cleaned with lockbench's own
+	}
 	for k, v := range l.conn {
 		s[k] = v
 	}

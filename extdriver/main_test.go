@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 				d, err = adapter.OpenDriver(context.Background(), drivers.RedsyncDriver{}, cfg)
 				lib = d
 			}
+		} else if m := os.Getenv(envSelf); m == "tokens" || m == "tokens-declared" {
+			lib, err = newTokens(m == "tokens-declared")
 		} else if os.Getenv(envSelf) == "badkinds" {
 			lib = badKinds{adapter.NewMemory(adapter.LeaseFromEnv())}
 		} else {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/keyspace"
 )
 
 // Protocol is the protocol version this package speaks; an adapter's hello names the one it
@@ -104,6 +105,21 @@ type Hello struct {
 	// when the same owner may take a lock it holds again, "rw", "multi" and "fenced" when it
 	// answers their requests.
 	Kinds []string `json:"kinds"`
+	// Keys are the keys the adapter's library makes besides the lock name itself, as patterns
+	// over the lock name (keyspace.ParseDeclared): "{name}:tokens", "queue:{{name}}". Optional;
+	// at most keyspace.MaxDeclared. lockbench cleans them with its own keys on a deployment it
+	// attached to, and driver-check fails an adapter that makes keys it did not declare.
+	Keys []string `json:"keys,omitempty"`
+}
+
+// Declared returns the hello's keys as keyspace shapes; nil for a hello ParseHello would
+// refuse.
+func (h Hello) Declared() []keyspace.Declared {
+	ds, err := keyspace.ParseDeclaredList(h.Keys)
+	if err != nil {
+		return nil
+	}
+	return ds
 }
 
 // ErrGarbage is wrapped by the errors about a line that does not follow the protocol.
@@ -135,6 +151,9 @@ func ParseHello(line string) (Hello, drivers.Kind, error) {
 	}
 	if !k.Has(drivers.KindMutex) {
 		return h, 0, fmt.Errorf("%w: hello: kinds %v lack mutex", ErrGarbage, h.Kinds)
+	}
+	if _, err := keyspace.ParseDeclaredList(h.Keys); err != nil {
+		return h, 0, fmt.Errorf("%w: hello: keys: %w", ErrGarbage, err)
 	}
 	return h, k, nil
 }

@@ -42,6 +42,10 @@ func TestParseHello(t *testing.T) {
 	if err != nil || h.Library != "redis-py" || h.Version != "4.3.4" || k != drivers.KindMutex|drivers.KindReentrant {
 		t.Fatalf("ParseHello = %+v, %v, %v", h, k, err)
 	}
+	h, _, err = extdriver.ParseHello(`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}:tokens","queue:{{name}}"]}`)
+	if ds := h.Declared(); err != nil || len(ds) != 2 || ds[0].After != ":tokens" || ds[1].Before != "queue:{" {
+		t.Fatalf("a hello with keys: %+v, %v: declared %+v", h, err, ds)
+	}
 	for line, want := range map[string]string{
 		`{"protocol":1}`: "must be",
 		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:        "protocol 2",
@@ -49,6 +53,11 @@ func TestParseHello(t *testing.T) {
 		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`:    "lack mutex",
 		`hello {"protocol":1,"library":"x","kinds":["mutex","fair"]}`: `kind "fair"`,
 		`hello not json`: "hello:",
+		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["*"]}`:                   `keys: keyspace: bad declared key pattern "*": no {name}`,
+		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}*"]}`:             "glob character",
+		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}"]}`:              "the lock name itself",
+		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}:a","{name}:a"]}`: "declared twice",
+		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":"{name}:a"}`:              "hello:",
 	} {
 		_, _, err := extdriver.ParseHello(line)
 		if !errors.Is(err, extdriver.ErrGarbage) || !strings.Contains(err.Error(), want) {
@@ -133,6 +142,7 @@ func FuzzParseHello(f *testing.F) {
 	f.Add(`hello {"protocol":1,"library":"x","version":"1","kinds":["mutex","reentrant"]}`)
 	f.Add(`hello {"protocol":1,"library":"x","kinds":["rw"]}`)
 	f.Add(`hello []`)
+	f.Add(`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}:t","q:{name}"]}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		h, k, err := extdriver.ParseHello(line)
 		if err != nil {
@@ -141,7 +151,7 @@ func FuzzParseHello(f *testing.F) {
 			}
 			return
 		}
-		if h.Protocol != extdriver.Protocol || strings.TrimSpace(h.Library) == "" || !k.Has(drivers.KindMutex) {
+		if h.Protocol != extdriver.Protocol || strings.TrimSpace(h.Library) == "" || !k.Has(drivers.KindMutex) || len(h.Declared()) != len(h.Keys) {
 			t.Fatalf("ParseHello(%q) accepted %+v, %v", line, h, k)
 		}
 	})

@@ -12,6 +12,7 @@
 //	redisson_lock_token:T                    fenced locks' token counters (lockcore-fenced, redisson-fenced)
 //	redisson_unlock_latch:T:<hex id>         the redisson driver's unlock latches (3.24+ profiles)
 //	rueidislock:<k>:P<n>                     rueidislock's keys (its key prefix, then a key number)
+//	<before>P<n><after>                      an external adapter's declared keys (Declared), for that run
 //
 // Pub/sub channels are no keys (PUBLISH creates none); the safety referee and the protected
 // resource live on a Redis of their own (package referee refuses one of the deployment). Each
@@ -66,9 +67,10 @@ type Keyspace struct {
 // index is a lock name's decimal index as strconv.Itoa writes it: no sign, no leading zero.
 const index = `(?:0|[1-9][0-9]*)`
 
-// New returns the keyspace of prefix. An empty prefix would make every decimal number a lock:
-// New panics on it, as acl.SetUser does.
-func New(prefix string) *Keyspace {
+// New returns the keyspace of prefix, with the shapes an external adapter declared (Declared:
+// its hello's keys) beside lockbench's own. An empty prefix would make every decimal number a
+// lock: New panics on it, as acl.SetUser does.
+func New(prefix string, declared ...Declared) *Keyspace {
 	if prefix == "" {
 		panic("keyspace: empty prefix")
 	}
@@ -90,7 +92,7 @@ func New(prefix string) *Keyspace {
 			re:      regexp.MustCompile("^" + family + ":" + tag + tail + "$"),
 		}
 	}
-	return &Keyspace{prefix: prefix, shapes: []Shape{
+	k := &Keyspace{prefix: prefix, shapes: []Shape{
 		{Name: "lock", Pattern: prefix + "<n>", Glob: acl.GlobEscape(prefix) + "*", re: regexp.MustCompile("^" + name + "$")},
 		{Name: "rwlock_timeout", Pattern: tagShown + ":<owner>:rwlock_timeout[:<i>]", Glob: tagGlob,
 			re: regexp.MustCompile("^" + tag + `:.+:rwlock_timeout(?::[0-9]+)?$`)},
@@ -101,6 +103,12 @@ func New(prefix string) *Keyspace {
 		{Name: "rueidislock", Pattern: "rueidislock:<k>:" + prefix + "<n>", Glob: "rueidislock:*:" + acl.GlobEscape(prefix) + "*",
 			re: regexp.MustCompile("^rueidislock:[0-9]+:" + name + "$")},
 	}}
+	for _, d := range declared {
+		if d.Pattern != "" {
+			k.shapes = append(k.shapes, d.shape(prefix, name))
+		}
+	}
+	return k
 }
 
 // Prefix returns the prefix the keyspace was made for.

@@ -17,6 +17,10 @@ type Cleanup struct {
 	ByPattern map[string]int64 `json:"by_pattern,omitempty"`
 	// Error says why a cleanup did not finish (the last such); keys may then remain.
 	Error string `json:"error,omitempty"`
+	// Declared are the key patterns the run's external adapters declared in their hellos
+	// ("{name}:tokens"; see keyspace.ParseDeclared): their keys for the prefix's lock names are
+	// found, refused and deleted with lockbench's own.
+	Declared []string `json:"declared,omitempty"`
 }
 
 // Add records that n keys of the shape pattern were deleted.

@@ -15,16 +15,17 @@ import (
 // no driver inherits another's keys (a leftover lock would make the next driver wait for its
 // lease). On a topology Open started, it FLUSHALLs every master. On a deployment it attached
 // to, it never flushes: it deletes only lockbench's own keys for prefix, the keys of the exact
-// shapes of package keyspace (never a key that merely contains the prefix), found by SCAN on
-// every master, within CleanTimeout. It returns how many keys it deleted and adds them, by
-// shape, to rec when rec is not nil (the result file's Cleanup), with a failure's cause.
-func (t *Target) Clean(ctx context.Context, prefix string, rec *results.Cleanup) (int64, error) {
+// shapes of package keyspace (never a key that merely contains the prefix), with the shapes
+// the run's external adapters declared (keyspace.Declared), found by SCAN on every master,
+// within CleanTimeout. It returns how many keys it deleted and adds them, by shape, to rec when
+// rec is not nil (the result file's Cleanup), with a failure's cause.
+func (t *Target) Clean(ctx context.Context, prefix string, rec *results.Cleanup, declared ...keyspace.Declared) (int64, error) {
 	var deleted int64
 	for _, n := range t.Masters() {
 		var err error
 		if t.Attached() {
 			var d int64
-			d, err = n.deleteOwn(ctx, keyspace.New(prefix), rec)
+			d, err = n.deleteOwn(ctx, keyspace.New(prefix, declared...), rec)
 			deleted += d
 		} else {
 			sctx, cancel := context.WithTimeout(ctx, InspectTimeout)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lockbench/lockbench/acl"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/keyspace"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -37,6 +38,8 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.User, "user", acl.DefaultUser, "the user's name")
 	fs.StringVar(&pwFile, "password-file", "", "the user's password, first line of this file; the line carries its SHA-256, never the password (default: none, the user cannot log in until you add one)")
 	fs.IntVar(&o.DB, "db", 0, "the database the runs use (a URL's /db), when not 0")
+	var adapterKeys []string
+	fs.StringArrayVar(&adapterKeys, "adapter-keys", nil, "a key pattern an external adapter's hello declares (\"{name}:tokens\"; repeat the flag for each; see docs/external-drivers.md): granted for the lock names of --key-prefix too")
 	explain := fs.Bool("explain", false, "say on stderr why each command is granted")
 	bad := fs.bad
 	if code, done := fs.parse(args, stdout, "Usage: lockbench acl [--key-prefix P] [--user NAME] [--password-file F]\n\nPrint the ACL SETUSER line of a Redis user that may run lockbench and nothing else.", aclExamples); done {
@@ -45,6 +48,11 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q", fs.Arg(0))
 	}
+	declared, err := keyspace.ParseDeclaredList(adapterKeys)
+	if err != nil {
+		return bad("--adapter-keys: %v", err)
+	}
+	o.Keys = keyspace.Globs(o.KeyPrefix, declared)
 	if err := o.Check(); err != nil {
 		return bad("--%v", err)
 	}
@@ -65,7 +73,7 @@ func aclCommand(args []string, stdout, stderr io.Writer) int {
 		for _, g := range acl.Commands {
 			fmt.Fprintf(stderr, "+%-16s %s\n", g.Name, g.Why)
 		}
-		fmt.Fprintf(stderr, "keys:     %s\nchannels: %s\n", strings.Join(acl.KeyPatterns(o.KeyPrefix), " "), strings.Join(acl.ChannelPatterns(o.KeyPrefix), " "))
+		fmt.Fprintf(stderr, "keys:     %s\nchannels: %s\n", strings.Join(append(acl.KeyPatterns(o.KeyPrefix), o.Keys...), " "), strings.Join(acl.ChannelPatterns(o.KeyPrefix), " "))
 	}
 	return exitOK
 }

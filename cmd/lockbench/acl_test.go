@@ -144,3 +144,16 @@ func TestACLPasswordFileNotEchoed(t *testing.T) {
 		t.Errorf("acl with an empty --password-file: exit %d, stderr %q", code, errs)
 	}
 }
+
+// --adapter-keys grants an adapter's declared keys for the prefix's lock names, and refuses a
+// pattern that could name other keys.
+func TestACLAdapterKeys(t *testing.T) {
+	t.Parallel()
+	code, out, errs := lockbenchIn("acl", "--key-prefix", "bench:", "--adapter-keys", "queue:{{name}}", "--adapter-keys", "{name}:tokens")
+	if code != exitOK || !strings.Contains(out, " ~queue:{bench:*} ") || !strings.Contains(out, " ~bench:*:tokens ") {
+		t.Errorf("acl --adapter-keys: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, _, errs := lockbenchIn("acl", "--adapter-keys", "*"); code != exitUsage || !strings.Contains(errs, `--adapter-keys: keyspace: bad declared key pattern "*": no {name}`) {
+		t.Errorf("acl --adapter-keys '*': exit %d, stderr %q", code, errs)
+	}
+}

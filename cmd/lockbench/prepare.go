@@ -39,7 +39,7 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 		tgt.close()
 		return nil, nil, code
 	}
-	cleanup, err := bench.CheckAttached(ctx, tgt.Target, f.faultCheck(), f.cfg.KeyPrefix, f.keyspace.cleanExisting, ui)
+	cleanup, err := bench.CheckAttached(ctx, tgt.Target, f.faultCheck(), f.cfg.KeyPrefix, f.drivers, f.keyspace.cleanExisting, ui)
 	switch {
 	case errors.Is(err, bench.ErrBadSpec):
 		return fail(err.Error(), exitUsage) // nothing was measured or deleted

@@ -142,7 +142,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	defer tgt.close()
 	bench.Describe(ctx, tgt.Target, file, f.cfg.Concurrency, ui)
 	opts := bench.Options{Reporter: ui, File: file, Metrics: served.Run, Fleet: f.fleetSpec(served)}
-	if rs := f.referee.Spec(f.gens.nativeHost()); rs != nil {
+	if rs := f.referee.Spec(f.gens.nativeHost(), f.pin.Referee); rs != nil {
 		// Before anything is measured: a referee on the deployment under test is refused.
 		ref, err := bench.StartReferee(ctx, tgt.Target, *rs, ui)
 		if err != nil {
