@@ -34,8 +34,8 @@ import (
 // grouped per slot, as without node batches: through the routed path (batchScript by the
 // cluster client, which follows MOVED and ASK) when not synced; in synced mode to each slot's
 // master with the WAIT on the same connection, lockcore following MOVED and ASK itself
-// (sync_cluster.go). A call without an answer is of unknown
-// outcome and is settled as any other (doubt.go); it is never sent again.
+// (sync_cluster.go). A call without an answer is of unknown outcome and is settled as any
+// other (doubt.go); it is never sent again.
 //
 // Whether the server takes the script is probed once per Client, before the first node batch
 // (probeCross): a node is asked to run an operation on a key of a slot another master serves,
