@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -251,4 +253,72 @@ func keyOn(t *testing.T, c *Client, prefix, addr string, not ...int) string {
 	}
 	t.Fatalf("no key on %s", addr)
 	return ""
+}
+
+// movedNode is a node client that answers every script MOVED (a captured reply of a real node)
+// and sends the WAIT to the real node: a redirect that never ends.
+type movedNode struct {
+	rueidis.Client
+	moved rueidis.RedisResult
+	sends atomic.Int32
+}
+
+func (m *movedNode) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	m.sends.Add(1)
+	out := make([]rueidis.RedisResult, len(multi))
+	for i, cmd := range multi {
+		if cmd.Commands()[0] == "WAIT" {
+			out[i] = m.Client.Do(ctx, cmd)
+			continue
+		}
+		out[i] = m.moved
+	}
+	return out
+}
+
+// A synced call on a cluster follows at most maxRedirects redirects, then returns the last one
+// (a refusal that ran nothing), never looping: here the node the view names answers MOVED to
+// itself every time.
+func TestClusterSyncedRedirectBound(t *testing.T) {
+	e, _, addrs := clusterEnv(t)
+	ctx := ctxT(t, 30*time.Second)
+	a := e.masters[0]
+	var key string
+	for i := 0; key == ""; i++ {
+		k := "bound:" + strconv.Itoa(i)
+		if owner, err := slotOwner(ctx, a, int(keySlot(k))); err != nil {
+			t.Fatal(err)
+		} else if owner != addrs[0] {
+			key = k
+		}
+	}
+	moved := a.Do(ctx, a.B().Get().Key(key).Build())
+	re, _ := rueidis.IsRedisErr(moved.Error())
+	to, ok := "", false
+	if re != nil {
+		to, ok = re.IsMoved()
+	}
+	if !ok {
+		t.Fatalf("GET %s on %s: %v; want MOVED", key, addrs[0], moved.Error())
+	}
+	fake := &movedNode{Client: a, moved: moved}
+	view := &clusterView{node: make([]int16, clusterSlots), nodes: []*viewNode{{addr: to, client: fake, replicas: 1}}}
+	c := &Client{rdb: e.rdb}
+	c.repl.mode, c.repl.timeout = SyncWait, 100
+	c.batch.cluster = true
+	c.batch.view.Store(view)
+
+	res, unsynced := c.execClusterSynced(ctx, []*script{lockScript}, []scriptCall{{keys: []string{key}, args: []string{"30000", "f"}}})
+	if re, ok := rueidis.IsRedisErr(res[0].Error()); !ok || !strings.HasPrefix(re.Error(), "MOVED") {
+		t.Errorf("result %v; want the last MOVED", res[0].Error())
+	}
+	if unsynced[0] != nil {
+		t.Errorf("verdict %v for a call that ran nothing; want none", unsynced[0])
+	}
+	if n := fake.sends.Load(); n != maxRedirects+1 {
+		t.Errorf("%d pipelines sent; want %d (the first and %d redirects)", n, maxRedirects+1, maxRedirects)
+	}
+	if n := c.stats.redirects.Load(); n != maxRedirects {
+		t.Errorf("%d redirects followed; want %d", n, maxRedirects)
+	}
 }
