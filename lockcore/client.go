@@ -177,6 +177,9 @@ type counters struct {
 	// nodeBatches counts the batches that went as one call across slots of a cluster master;
 	// resent the operations a master did not run and that went again per slot (cluster.go).
 	nodeBatches, resent atomic.Int64
+	// redirects counts the MOVED and ASK replies synced calls on a cluster followed
+	// (sync_cluster.go).
+	redirects atomic.Int64
 }
 
 // channelUp counts a confirmed subscription in the live channels and their peak.

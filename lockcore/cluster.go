@@ -31,9 +31,11 @@ import (
 // command, having written nothing (see nodeBatchScript), and a call the server refuses as a
 // whole (MOVED and ASK cannot happen with no declared key; READONLY from a master turned
 // replica, OOM, CLUSTERDOWN, BUSY, LOADING...) ran nothing. Those operations are sent again,
-// grouped per slot, through the routed path (batchScript by the cluster client, which follows
-// MOVED and ASK), exactly as without node batches. A call without an answer is of unknown
-// outcome and is settled as any other (doubt.go); it is never sent again.
+// grouped per slot, as without node batches: through the routed path (batchScript by the
+// cluster client, which follows MOVED and ASK) when not synced; in synced mode to each slot's
+// master with the WAIT on the same connection, lockcore following MOVED and ASK itself
+// (sync_cluster.go). A call without an answer is of unknown outcome and is settled as any
+// other (doubt.go); it is never sent again.
 //
 // Whether the server takes the script is probed once per Client, before the first node batch
 // (probeCross): a node is asked to run an operation on a key of a slot another master serves,
@@ -302,48 +304,30 @@ func (c *Client) sendNodeBatch(ctx context.Context, b *opBatch) {
 	}
 }
 
-// execNode runs nodeBatchScript with args on master n of view v, as execScript runs a script
-// by the routed path: followed in the same pipeline, in synced mode, by the WAIT for n's
-// replicas, on n's own connection, never redirected.
+// execNode runs nodeBatchScript with args on master n of view v, as execScript runs a script:
+// in synced mode followed in the same pipeline by the WAIT for n's replicas, on n's own
+// connection, never redirected (sendRound, the same send as every synced call on a cluster; a
+// call that declares no key gets no MOVED or ASK to follow).
 func (c *Client) execNode(ctx context.Context, v *clusterView, n *viewNode, args []string) (rueidis.RedisResult, error) {
-	rdb := n.client
-	wait, want, ok := c.nodeWaitCmd(v, n)
-	if !ok {
-		return nodeBatchScript.exec(ctx, rdb, nil, args), nil
+	if !c.syncing() {
+		return nodeBatchScript.exec(ctx, n.client, nil, args), nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.syncDeadline())
 	defer cancel()
-	res := rdb.DoMulti(dctx, nodeBatchScript.evalsha(rdb, nil, args), wait)
-	if isNoScript(res[0].Error()) {
-		// The EVALSHA ran nothing: the body goes, with a WAIT of its own.
-		wait, want, _ = c.nodeWaitCmd(v, n)
-		res = rdb.DoMulti(dctx, nodeBatchScript.eval(rdb, nil, args), wait)
-	}
-	if res[0].NonRedisError() != nil && dctx.Err() != nil && ctx.Err() == nil {
-		return res[0], errNoAnswer
-	}
-	if !answered(res[0]) {
-		return res[0], nil
-	}
-	if se := c.checkWait(res[1], want); se != nil {
-		se.reply, _ = res[0].ToMessage()
-		return res[0], se
-	}
-	return res[0], nil
+	r := &nodeRound{t: syncTarget{addr: n.addr, client: n.client, replicas: int64(n.replicas), aof: v.aof}, idx: []int{0}}
+	res := make([]rueidis.RedisResult, 1)
+	unsynced := make([]*SyncError, 1)
+	c.sendRound(dctx, r, []*script{nodeBatchScript}, []scriptCall{{args: args}}, res, unsynced)
+	return c.settleSynced(ctx, dctx, res[0], unsynced[0])
 }
 
-// nodeWaitCmd is the WAIT (or WAITAOF) to send after a node batch on n, as waitCmd builds it
-// for a key; ok is false when there is nothing to wait for.
-func (c *Client) nodeWaitCmd(v *clusterView, n *viewNode) (rueidis.Completed, int64, bool) {
-	if !c.syncing() {
-		return rueidis.Completed{}, 0, false
-	}
-	return c.waitFor(n.client, int64(n.replicas), v.aof)
-}
-
-// resendPerSlot sends ops, which a node batch did not run, grouped per slot through the
-// routed path: one batchScript call per slot, all in one pipeline, each slot's followed by
-// its WAIT in synced mode (execScriptsSynced); rueidis follows MOVED and ASK for each.
+// resendPerSlot sends ops, which a node batch did not run, grouped per slot (a script's keys
+// must share one): one batchScript call per slot, all in one pipeline. Without synced mode it
+// goes through the routed path, where rueidis follows MOVED and ASK for each call. In synced
+// mode (execScriptsSynced, execClusterSynced) the calls go to each slot's master in the view,
+// one pipeline per node with one WAIT behind that node's calls (it covers every write of the
+// connection, so one per slot would wait again for the same writes), and lockcore follows
+// MOVED and ASK itself, the WAIT with the script.
 func (c *Client) resendPerSlot(ctx context.Context, ops []*op) {
 	c.stats.resent.Add(int64(len(ops)))
 	at := map[uint16]int{}

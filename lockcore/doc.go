@@ -115,6 +115,9 @@
 // goroutines' operations, a watchdog tick) rather than one per script. A shortfall undoes the
 // grant and fails the call with ErrNotSynced; a renewal so answered counts as failed. Options.Sync
 // chooses WAIT, WAITAOF or nothing (SyncOff); Client.Sync reports what a key's master waits for.
+// On a cluster a synced script and its WAIT always go together to one node, on one connection:
+// lockcore follows MOVED and ASK itself, so a stale slot map can never have a script run on one
+// master and its WAIT answered by another's replicas.
 //
 // # Performance
 //

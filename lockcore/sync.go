@@ -24,7 +24,9 @@ import (
 // connection it runs on, so it covers every write sent on that connection before it: the
 // scripts go out in one pipeline with the WAIT behind them, on one connection (rueidis sends a
 // pipeline that holds a blocking command, WAIT, on a dedicated connection of its pool, so a WAIT
-// that runs long holds up that pipeline alone).
+// that runs long holds up that pipeline alone). On a cluster the pipeline goes to one node's own
+// client, never through the routed one, so that no redirect can move a script away from its
+// WAIT (sync_cluster.go).
 //
 // A call is confirmed to its caller only when the WAIT reports every replica the master had
 // connected (Redisson's availableSlaves) within Options.SyncTimeout. When it reports fewer, or
@@ -202,18 +204,16 @@ func (c *Client) syncsOn(key string) bool {
 	return n > 0 || c.repl.mode == SyncAOF && aof
 }
 
-// waitCmd is the WAIT (or WAITAOF) to send after writes to key's master, routed to that master,
-// and how many replicas it must report; ok is false when there is nothing to wait for (synced
-// mode off, no replica connected).
+// waitCmd is the WAIT (or WAITAOF) to send after writes to key's master off a cluster (a
+// cluster's synced calls go to a node's own client, execClusterSynced), and how many replicas it
+// must report; ok is false when there is nothing to wait for (synced mode off, no replica
+// connected).
 func (c *Client) waitCmd(key string) (cmd rueidis.Completed, want int64, ok bool) {
 	if !c.syncing() {
 		return cmd, 0, false
 	}
 	n, aof := c.replicasFor(key)
-	if cmd, want, ok = c.waitFor(c.rdb, n, aof); ok && c.batch.cluster {
-		cmd = cmd.SetSlot(key)
-	}
-	return cmd, want, ok
+	return c.waitFor(c.rdb, n, aof)
 }
 
 // waitFor is the WAIT (or WAITAOF) for n replicas built by rdb, aof saying whether the master
@@ -294,8 +294,15 @@ func (c *Client) execScript(ctx context.Context, s *script, keys, args []string)
 	return res, err
 }
 
-// execScriptOnce is one execScript call.
+// execScriptOnce is one execScript call. On a cluster in synced mode the script and its WAIT go
+// to one node, on one connection, never redirected apart (execClusterSynced).
 func (c *Client) execScriptOnce(ctx context.Context, s *script, keys, args []string) (rueidis.RedisResult, error) {
+	if c.batch.cluster && c.syncing() {
+		dctx, cancel := context.WithTimeout(ctx, c.syncDeadline())
+		defer cancel()
+		res, unsynced := c.execClusterSynced(dctx, []*script{s}, []scriptCall{{keys: keys, args: args}})
+		return c.settleSynced(ctx, dctx, res[0], unsynced[0])
+	}
 	wait, want, ok := c.waitCmd(keys[0])
 	if !ok {
 		return s.exec(ctx, c.rdb, keys, args), nil
@@ -325,6 +332,19 @@ func (c *Client) execScriptOnce(ctx context.Context, s *script, keys, args []str
 		return res[0], se
 	}
 	return res[0], nil
+}
+
+// settleSynced returns a synced call's result res and verdict unsynced as execScript does:
+// errNoAnswer when res got no answer within dctx's deadline (ctx itself not done), else the
+// *SyncError, if any.
+func (c *Client) settleSynced(ctx, dctx context.Context, res rueidis.RedisResult, unsynced *SyncError) (rueidis.RedisResult, error) {
+	if res.NonRedisError() != nil && dctx.Err() != nil && ctx.Err() == nil {
+		return res, errNoAnswer
+	}
+	if unsynced != nil {
+		return res, unsynced
+	}
+	return res, nil
 }
 
 // errNoAnswer is the error of a synced call that got no answer within its deadline (see
@@ -396,36 +416,30 @@ func (e *SyncError) granted() bool {
 	return false
 }
 
-// execScriptsSynced runs calls[i] with scripts[i], all in one pipeline as execScripts does, each
-// master's calls followed by one WAIT for its replicas (one per hash slot on a cluster, where
-// the calls of one slot share a WAIT). It returns each call's result and, per call, a
-// *SyncError when its master's replicas did not all acknowledge (nil otherwise).
+// execScriptsSynced runs calls[i] with scripts[i], all in one pipeline as execScripts does, the
+// master's calls followed by one WAIT for its replicas; on a cluster, each node's calls in one
+// pipeline on one of its connections with one WAIT behind them (execClusterSynced). It returns
+// each call's result and, per call, a *SyncError when its master's replicas did not all
+// acknowledge (nil otherwise).
 func (c *Client) execScriptsSynced(ctx context.Context, scripts []*script, calls []scriptCall) ([]rueidis.RedisResult, []*SyncError) {
 	unsynced := make([]*SyncError, len(calls))
 	if !c.syncing() || len(calls) == 0 {
 		return execScripts(ctx, c.rdb, scripts, calls), unsynced
 	}
-	// groupOf[i] is the index of call i's WAIT in waits; one per slot on a cluster.
+	if c.batch.cluster {
+		return c.execClusterSynced(ctx, scripts, calls)
+	}
+	// groupOf[i] is the index of call i's WAIT in waits: one master, so one WAIT, or none.
 	groupOf := make([]int, len(calls))
 	var waits []rueidis.Completed
 	var wants []int64
-	slotWait := map[uint16]int{}
-	for i, call := range calls {
-		var slot uint16
-		if c.batch.cluster {
-			slot = keySlot(call.keys[0])
-		}
-		j, seen := slotWait[slot]
-		if !seen {
-			j = -1
-			if w, want, ok := c.waitCmd(call.keys[0]); ok {
-				j = len(waits)
-				waits = append(waits, w)
-				wants = append(wants, want)
-			}
-			slotWait[slot] = j
-		}
-		groupOf[i] = j
+	g := -1
+	if w, want, ok := c.waitCmd(calls[0].keys[0]); ok {
+		g = 0
+		waits, wants = append(waits, w), append(wants, want)
+	}
+	for i := range groupOf {
+		groupOf[i] = g
 	}
 	if len(waits) == 0 {
 		return execScripts(ctx, c.rdb, scripts, calls), unsynced

@@ -92,8 +92,8 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 			owners = append(owners, part)
 		}
 	}
-	// In synced mode one WAIT per master (per slot on a cluster) follows the renewals in the
-	// pipeline; a renewal its replicas did not acknowledge counts as failed (see renewed).
+	// In synced mode one WAIT per master (on a cluster, on each node's own connection, see
+	// execClusterSynced) follows the renewals in the pipeline; a renewal its replicas did not acknowledge counts as failed (see renewed).
 	results, unsynced := c.execScriptsSynced(ctx, scripts, calls)
 	for j, res := range results {
 		idx := owners[j]
