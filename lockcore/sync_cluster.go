@@ -263,12 +263,12 @@ func (c *Client) targetAt(ctx context.Context, addr, key string) (syncTarget, er
 	if node == nil {
 		// rueidis has not met the node (added to the cluster since its last refresh): a routed
 		// read of the key, which writes nothing, follows the same redirect and connects to it.
-		_ = c.rdb.Do(ctx, c.rdb.B().Exists().Key(key).Build())
+		_ = c.rdb.Do(ctx, c.rdb.B().Exists().Key(key).Build().Pin())
 		if node = c.rdb.Nodes()[addr]; node == nil {
 			return syncTarget{}, fmt.Errorf("lockcore: synced call redirected to %s, which the client has no connection to", addr)
 		}
 	}
-	info, err := node.Do(ctx, node.B().Info().Section("replication").Build()).ToString()
+	info, err := node.Do(ctx, node.B().Info().Section("replication").Build().Pin()).ToString()
 	if err != nil {
 		return syncTarget{}, fmt.Errorf("lockcore: ask master %s for its replicas: %w", addr, err)
 	}
