@@ -204,6 +204,26 @@ var shortfalls = []struct {
 // on their own keys, so that the replicas are paused once per phase.
 func TestRedissonSyncedShortfall(t *testing.T) {
 	t.Parallel()
+	// Each phase on a deployment of its own, the two at once: a phase is mostly Redisson's
+	// retry delays (up to 5 attempts, each a 1 s WAIT and a 1-2 s delay), so one after the
+	// other on one deployment they were the drivers package's longest test (44 s), ending it.
+	t.Run("shortfall-lock", func(t *testing.T) {
+		t.Parallel()
+		redissonShortfallPhase(t, "shortfall-lock", nil,
+			func(ctx context.Context, w drivers.Worker, key string) error { return w.Lock(ctx, key) })
+	})
+	t.Run("shortfall-unlock", func(t *testing.T) {
+		t.Parallel()
+		redissonShortfallPhase(t, "shortfall-unlock",
+			func(ctx context.Context, w drivers.Worker, key string) error { return w.Lock(ctx, key) },
+			func(ctx context.Context, w drivers.Worker, key string) error { return w.Unlock(ctx, key) })
+	})
+}
+
+// redissonShortfallPhase is one phase of TestRedissonSyncedShortfall on a sentinel deployment of
+// its own: every profile's setup (if any) on its key, then, with the replicas paused, every
+// profile's call at once; then the errors, the key left or not, and the golden traces of name.
+func redissonShortfallPhase(t *testing.T, name string, setup, call func(context.Context, drivers.Worker, string) error) {
 	s := redistest.NewSentinel(t)
 	master := sentinelMaster(t, s)
 	replicas := replicasOf(t, master)
@@ -247,61 +267,56 @@ func TestRedissonSyncedShortfall(t *testing.T) {
 		r.w = r.l.NewWorker()
 		return r
 	}
-	phase := func(name string, setup, call func(r *run, key string) error) {
-		runs := make([]*run, len(shortfalls))
-		for i, sf := range shortfalls {
-			runs[i] = open(sf.version)
-			if setup != nil {
-				must(t, setup(runs[i], "tr:"+name+":"+sf.version))
-			}
-		}
-		mon := startMonitor(t, master)
-		resume := pause(t, s, replicas)
-		var wg sync.WaitGroup
-		for i, sf := range shortfalls {
-			wg.Go(func() { runs[i].err = call(runs[i], "tr:"+name+":"+sf.version) })
-		}
-		wg.Wait()
-		resume()
-		for i, sf := range shortfalls {
-			r := runs[i]
-			key := "tr:" + name + ":" + sf.version
-			var ns *drivers.RedissonNotSyncedError
-			switch {
-			case !errors.Is(r.err, drivers.ErrRedissonNotSynced) || !errors.As(r.err, &ns):
-				t.Errorf("%s %s: err = %v, want a RedissonNotSyncedError", sf.version, name, r.err)
-			case !strings.HasPrefix(ns.Error(), sf.message):
-				t.Errorf("%s %s: %q, want Redisson's message %q", sf.version, name, ns.Error(), sf.message)
-			case ns.Attempts != sf.attempts || ns.Replicas != len(replicas):
-				t.Errorf("%s %s: %d attempts waiting for %d replicas, want %d and %d", sf.version, name,
-					ns.Attempts, ns.Replicas, sf.attempts, len(replicas))
-			}
-			held := rdb.Exists(ctx, key).Val() == 1
-			if want := sf.kept && name == "shortfall-lock"; held != want {
-				t.Errorf("%s %s: lock left taken = %v, want %v", sf.version, name, held, want)
-			}
-			must(t, r.l.Close())
-		}
-		rdb.Echo(ctx, "trace-end")
-		// The sentinels' PINGs and hellos may follow the marker: it need not be the last line.
-		mon.waitFor(t, "the end marker", func(lines []monitorLine) bool {
-			return slices.ContainsFunc(lines, func(l monitorLine) bool { return strings.EqualFold(l.args[0], "echo") })
-		})
-		lines := mon.snapshot()
-		for i, sf := range shortfalls {
-			r := runs[i]
-			got := normaliseTrace(lines, func(l monitorLine) string {
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				return r.owners[l.client]
-			})
-			goldenTrace(t, filepath.Join("sentinel", sf.version, name+".trace"),
-				"Redisson "+sf.version+" "+name+" on a sentinel master whose 2 replicas do not acknowledge", got)
+	runs := make([]*run, len(shortfalls))
+	for i, sf := range shortfalls {
+		runs[i] = open(sf.version)
+		if setup != nil {
+			must(t, setup(ctx, runs[i].w, "tr:"+name+":"+sf.version))
 		}
 	}
-	phase("shortfall-lock", nil, func(r *run, key string) error { return r.w.Lock(ctx, key) })
-	phase("shortfall-unlock", func(r *run, key string) error { return r.w.Lock(ctx, key) },
-		func(r *run, key string) error { return r.w.Unlock(ctx, key) })
+	mon := startMonitor(t, master)
+	resume := pause(t, s, replicas)
+	var wg sync.WaitGroup
+	for i, sf := range shortfalls {
+		wg.Go(func() { runs[i].err = call(ctx, runs[i].w, "tr:"+name+":"+sf.version) })
+	}
+	wg.Wait()
+	resume()
+	for i, sf := range shortfalls {
+		r := runs[i]
+		key := "tr:" + name + ":" + sf.version
+		var ns *drivers.RedissonNotSyncedError
+		switch {
+		case !errors.Is(r.err, drivers.ErrRedissonNotSynced) || !errors.As(r.err, &ns):
+			t.Errorf("%s %s: err = %v, want a RedissonNotSyncedError", sf.version, name, r.err)
+		case !strings.HasPrefix(ns.Error(), sf.message):
+			t.Errorf("%s %s: %q, want Redisson's message %q", sf.version, name, ns.Error(), sf.message)
+		case ns.Attempts != sf.attempts || ns.Replicas != len(replicas):
+			t.Errorf("%s %s: %d attempts waiting for %d replicas, want %d and %d", sf.version, name,
+				ns.Attempts, ns.Replicas, sf.attempts, len(replicas))
+		}
+		held := rdb.Exists(ctx, key).Val() == 1
+		if want := sf.kept && name == "shortfall-lock"; held != want {
+			t.Errorf("%s %s: lock left taken = %v, want %v", sf.version, name, held, want)
+		}
+		must(t, r.l.Close())
+	}
+	rdb.Echo(ctx, "trace-end")
+	// The sentinels' PINGs and hellos may follow the marker: it need not be the last line.
+	mon.waitFor(t, "the end marker", func(lines []monitorLine) bool {
+		return slices.ContainsFunc(lines, func(l monitorLine) bool { return strings.EqualFold(l.args[0], "echo") })
+	})
+	lines := mon.snapshot()
+	for i, sf := range shortfalls {
+		r := runs[i]
+		got := normaliseTrace(lines, func(l monitorLine) string {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.owners[l.client]
+		})
+		goldenTrace(t, filepath.Join("sentinel", sf.version, name+".trace"),
+			"Redisson "+sf.version+" "+name+" on a sentinel master whose 2 replicas do not acknowledge", got)
+	}
 }
 
 // usedPorts are the local addresses the connections of a test have had.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/extdriver/adapter"
+	"github.com/lockbench/lockbench/internal/testparallel"
 )
 
 // TestMain lets the test binary stand in for lockbench in subprocess tests (signals, exit codes),
@@ -20,6 +21,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// The parallel tests run 3 at a time rather than go test's GOMAXPROCS (2 in CI): most are a
+	// lockbench subprocess on servers of its own, waiting on its fixed-length phases, server
+	// starts and fail-overs more than computing (the package used 0.7-0.8 CPU on average either
+	// way). Those that hold a figure to a bound a neighbour's load would move stay serial.
+	testparallel.Default(3)
 	os.Exit(m.Run())
 }
 

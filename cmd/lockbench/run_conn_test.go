@@ -76,6 +76,7 @@ func assertNoPassword(t *testing.T, dir string, texts map[string]string) {
 
 // The acceptance run of issue 22: every driver against a TLS-only Redis with an ACL user.
 func TestRunAgainstTLSWithACLUser(t *testing.T) {
+	t.Parallel() // a lockbench subprocess on servers, files and ports of its own
 	srv, ca := secureServer(t)
 	pwFile := conntest.PasswordFile(t, connTestPassword)
 	dir := t.TempDir()
@@ -129,6 +130,7 @@ func TestRunAgainstTLSWithACLUser(t *testing.T) {
 // --procs: the generator processes connect with the parent's settings; the password reaches
 // them by environment, and a password given in the URL is redacted everywhere.
 func TestRunProcsWithPasswordInURL(t *testing.T) {
+	t.Parallel() // a lockbench subprocess on servers, files and ports of its own
 	srv, ca := secureServer(t)
 	dir := t.TempDir()
 	errb := &syncBuffer{}
@@ -288,6 +290,7 @@ func TestRunSentinelWithSeparateCredentials(t *testing.T) {
 
 // A unix:// socket reaches every driver and lockbench's own connections.
 func TestRunOverUnixSocket(t *testing.T) {
+	t.Parallel() // a lockbench subprocess on servers, files and ports of its own
 	sock := filepath.Join(t.TempDir(), "r.sock")
 	redistest.NewServer(t, "--unixsocket", sock, "--unixsocketperm", "700")
 	dir := t.TempDir()
@@ -315,6 +318,7 @@ func TestRunOverUnixSocket(t *testing.T) {
 
 // TLS goes over --net's proxies: lockbench dials the proxy and does the handshake itself.
 func TestRunTLSThroughNet(t *testing.T) {
+	t.Parallel() // a lockbench subprocess on servers, files and ports of its own
 	srv, ca := secureServer(t)
 	pw := conntest.PasswordFile(t, connTestPassword)
 	errb := &syncBuffer{}
@@ -363,6 +367,7 @@ func TestCheckWarnsAboutEvictionAndPersistence(t *testing.T) {
 // with the run's credentials and TLS (rediss://user@…, --password-file), fires without error,
 // the replica takes over, and the password is in nothing lockbench printed or wrote.
 func TestRunFaultOnAttachedSecureCluster(t *testing.T) {
+	t.Parallel() // a lockbench subprocess on servers, files and ports of its own
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
