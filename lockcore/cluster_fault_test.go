@@ -239,8 +239,7 @@ func migrateSlot(ctx context.Context, direct map[string]rueidis.Client, src, dst
 		c := direct[addr]
 		return c.Do(ctx, c.B().Arbitrary(args...).Build())
 	}
-	srcID, err := do(src, "CLUSTER", "MYID").ToString()
-	if err != nil {
+	if err := startMigration(ctx, direct, src, dst, slot); err != nil {
 		return err
 	}
 	dstID, err := do(dst, "CLUSTER", "MYID").ToString()
@@ -248,12 +247,6 @@ func migrateSlot(ctx context.Context, direct map[string]rueidis.Client, src, dst
 		return err
 	}
 	s := strconv.Itoa(slot)
-	if err := do(dst, "CLUSTER", "SETSLOT", s, "IMPORTING", srcID).Error(); err != nil {
-		return fmt.Errorf("importing: %w", err)
-	}
-	if err := do(src, "CLUSTER", "SETSLOT", s, "MIGRATING", dstID).Error(); err != nil {
-		return fmt.Errorf("migrating: %w", err)
-	}
 	host, port, _ := net.SplitHostPort(dst)
 	for {
 		keys, err := do(src, "CLUSTER", "GETKEYSINSLOT", s, "100").AsStrSlice()
