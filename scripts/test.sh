@@ -49,11 +49,11 @@ fi
 # included, on the -race build's export data, so it needs no compile of its own and runs beside
 # other packages' tests instead of before them (about 14 s on CI's 2 cores). A vet finding fails
 # its package as "[build failed]", and the run, as go vet did.
-# go test starts packages' tests in the order it is given them, two at a time on CI's 2 cores
-# (-p is GOMAXPROCS); a long package started late runs alone at the end. So the longest go first
-# (their times in a fresh-clone CI, 2026-11-27: lockcore 380-400 s, cmd/lockbench 320-335, e2e
-# 285-325, drivers and workloads 105-135, compose/docker about 90, report 55), then ./... (go test
-# runs a package named twice once). A name here that no longer is a package is left out.
+# go test starts packages' tests in the order it is given them, -p at a time (below); a long
+# package started late runs alone at the end. So the longest go first (their times in a
+# fresh-clone CI at -p 3, 2026-11-27 23:10: lockcore 334 s, cmd/lockbench 213, e2e 204, drivers
+# 109, workloads 94, compose/docker 83, report 76), then ./... (go test runs a package named
+# twice once). A name here that no longer is a package is left out.
 slow="lockcore cmd/lockbench e2e drivers workloads compose/docker report"
 module=$(go list -m)
 all=$(go list ./...)
