@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/docker"
+	"github.com/lockbench/lockbench/internal/testparallel"
 )
 
 // binary is the lockbench binary the tests run, built by TestMain.
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "FAIL: building lockbench:", err)
 		os.Exit(1)
 	}
+	// The parallel tests run 3 at a time rather than go test's GOMAXPROCS (2 in CI): they are
+	// Docker containers and lockbench subprocesses waiting on image builds, container starts
+	// and fixed-length phases more than computing (as cmd/lockbench's, issue 37).
+	testparallel.Default(3)
 	code := m.Run()
 	if err := leftovers(); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
