@@ -161,14 +161,32 @@ func Start(ctx context.Context, opt Options) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe for stdout, not cmd.StdoutPipe: Wait closes the read end of that one as soon
+	// as the process exits, and run calls Wait beside the hello's read, so an adapter that
+	// wrote a line and exited could have the line lost to "file already closed" before it was
+	// read (CI, 2026-11-27: TestStartFailures saw no hello line where one had been written).
+	stdout, child, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, err
 	}
+	cmd.Stdout = child
 	if err := cmd.Start(); err != nil {
+		stdin.Close()
+		stdout.Close()
+		child.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrAdapter, a.describe(), err)
 	}
-	return a.run(ctx, stdin, stdout, cmd.Wait)
+	child.Close() // the adapter has its copy: its exit (or its closing stdout) is our EOF
+	wait := func() error {
+		err := cmd.Wait()
+		// What the adapter wrote before it exited is in the pipe for the reader. A reader still
+		// blocked a WaitDelay later waits for a process the adapter started that kept stdout
+		// open: the read end is closed, as Wait closes its own pipes then.
+		time.AfterFunc(cmd.WaitDelay, func() { stdout.Close() })
+		return err
+	}
+	return a.run(ctx, stdin, stdout, wait)
 }
 
 // attach drives an adapter that already runs at the other end of stdin and stdout (in this
