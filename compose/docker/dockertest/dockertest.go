@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,16 +33,35 @@ func InCI() bool {
 	return true
 }
 
+// RequireWait bounds Require's wait for the engine under CI. CI's machines have an engine, and
+// while other test binaries start containers and swarms beside this one it can take seconds to
+// answer (more than the 3 s Available once allowed, at 24a9510): there a slow answer is no
+// reason to fail. Elsewhere Require waits docker.AvailableTimeout, since a machine without an
+// engine only skips.
+const RequireWait = 2 * time.Minute
+
+// answered is set once the engine has answered this test binary: it is the same engine for
+// every later test, which then need not ask again.
+var answered atomic.Bool
+
 // Require returns if a Docker engine answers. Otherwise it fails t under CI, whose machines
 // have one, and skips t elsewhere with the reason, since Docker is optional for lockbench.
 func Require(t testing.TB) {
 	t.Helper()
-	if err := docker.Available(context.Background()); err != nil {
+	if answered.Load() {
+		return
+	}
+	wait := docker.AvailableTimeout
+	if InCI() {
+		wait = RequireWait
+	}
+	if err := docker.AvailableWithin(context.Background(), wait); err != nil {
 		if InCI() {
 			t.Fatalf("CI is set but no Docker engine answers (the Docker tests must run in CI): %v", err)
 		}
 		t.Skipf("skipping: this test needs a Docker engine: %v", err)
 	}
+	answered.Store(true)
 }
 
 var (
