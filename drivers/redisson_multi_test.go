@@ -131,8 +131,7 @@ func TestRedissonMultiOnCluster(t *testing.T) {
 	err := rdb.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		var keys []string
 		for _, k := range m.Keys(ctx, "*").Val() {
-			// Redisson 3.52's unlock latches stay until their PX by design.
-			if !strings.HasPrefix(k, "redisson_unlock_latch:") || m.PTTL(ctx, k).Val() <= 0 {
+			if leftover(m, k) {
 				keys = append(keys, k)
 			}
 		}
