@@ -60,29 +60,10 @@ func BenchmarkMutexLockUnlockCluster(b *testing.B) {
 		}{{"node", false, false}, {"slot", true, false}, {"off", false, true}} {
 			b.Run(fmt.Sprintf("sync=%v/batch=%s", sm, mode.name), func(b *testing.B) {
 				c := e.client(b, Options{Sync: sm, slotBatches: mode.perSlot, knobs: lockhooks.Knobs{NoBatch: mode.noBatch}})
-				ctx := context.Background()
-				var seq atomic.Uint64
 				b.ReportAllocs()
-				b.SetParallelism(32)
 				evalsha, wait, cpu := e.calls(b, "evalsha"), e.calls(b, "wait"), e.redisCPU(b)
 				b.ResetTimer()
-				start := time.Now()
-				b.RunParallel(func(pb *testing.PB) {
-					o := c.NewOwner()
-					rng := rand.New(rand.NewPCG(seq.Add(1), 2))
-					for pb.Next() {
-						m := *c.Mutex(names[rng.IntN(len(names))])
-						if err := m.Lock(ctx, o); err != nil {
-							b.Error(err)
-							return
-						}
-						if err := m.Unlock(ctx, o); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "acq/s")
+				lockUnlockParallel(b, c, names)
 				b.StopTimer()
 				b.ReportMetric(float64(e.calls(b, "evalsha")-evalsha)/float64(b.N), "evalsha/acq")
 				b.ReportMetric(float64(e.calls(b, "wait")-wait)/float64(b.N), "wait/acq")
