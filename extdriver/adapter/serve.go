@@ -119,7 +119,7 @@ func Serve(r io.Reader, w io.Writer, lib Library) error {
 	if err != nil {
 		return err
 	}
-	s := &server{lib: lib, out: lines.New(w), cancels: map[uint64]context.CancelFunc{}, names: map[string]string{}}
+	s := &server{lib: lib, out: lines.New(w), cancels: map[uint64]context.CancelFunc{}, names: map[string]string{}, work: newWorkers()}
 	s.immediate, _ = lib.(Immediate)
 	s.immFenced, _ = lib.(ImmediateFenced)
 	b := s.out.Begin()
@@ -144,6 +144,7 @@ func Serve(r io.Reader, w io.Writer, lib Library) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.work.stop()
 	if werr := s.out.Flush(); err == nil {
 		err = werr
 	}
@@ -155,6 +156,7 @@ type server struct {
 	immediate Immediate       // lib, when it is one
 	immFenced ImmediateFenced // lib, when it is one
 	out       *lines.Batch
+	work      *workers // runs the operations that do not answer on the reading goroutine
 	wg        sync.WaitGroup
 	mu        sync.Mutex
 	cancels   map[uint64]context.CancelFunc
@@ -402,7 +404,7 @@ func (s *server) acquireOne(id uint64, op, owner, name string, wait int64) {
 	})
 }
 
-// acquire runs one acquire on a goroutine of its own, with a context that ends at the wait
+// acquire runs one acquire on a kept goroutine (workers), with a context that ends at the wait
 // (negative: none) or at lockbench's cancel. A token of 0 or more is a fenced grant's, sent
 // with ok; -1 is none.
 func (s *server) acquire(id uint64, waitMS int64, call func(ctx context.Context) (int64, error)) {
@@ -417,7 +419,7 @@ func (s *server) acquire(id uint64, waitMS int64, call func(ctx context.Context)
 	s.cancels[id] = cancel
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go func() {
+	s.work.run(func() {
 		defer s.wg.Done()
 		token, err := call(ctx)
 		s.mu.Lock()
@@ -432,21 +434,21 @@ func (s *server) acquire(id uint64, waitMS int64, call func(ctx context.Context)
 			err = fmt.Errorf("adapter: fencing token %d: tokens are 0 or more", token)
 		}
 		s.replyErr(id, err, false, true)
-	}()
+	})
 }
 
 // releaseOne answers release, rrelease and wrelease: at once on this goroutine for an Immediate
-// library, else on a goroutine of its own.
+// library, else on a kept goroutine (workers).
 func (s *server) releaseOne(id uint64, op, owner, name string) {
 	if s.immediate != nil { // no closure: this path allocates nothing
 		s.replyErr(id, s.releaseCall(op, owner, name), true, false)
 		return
 	}
 	s.wg.Add(1)
-	go func() {
+	s.work.run(func() {
 		defer s.wg.Done()
 		s.replyErr(id, s.releaseCall(op, owner, name), true, true)
-	}()
+	})
 }
 
 func (s *server) releaseCall(op, owner, name string) error {
@@ -472,10 +474,10 @@ func (s *server) release(id uint64, call func() error) {
 		return
 	}
 	s.wg.Add(1)
-	go func() {
+	s.work.run(func() {
 		defer s.wg.Done()
 		s.replyErr(id, call(), true, true)
-	}()
+	})
 }
 
 // parseUint parses a request id: decimal digits only.

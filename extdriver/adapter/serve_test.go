@@ -22,11 +22,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // serve runs Serve on Memory over pipes; send writes a request, next reads a reply line.
 func serve(t *testing.T) (send func(string), next func() string, end func() error) {
 	t.Helper()
+	return serveLib(t, adapter.NewMemory(0))
+}
+
+// serveLib is serve over lib.
+func serveLib(t *testing.T, lib adapter.Library) (send func(string), next func() string, end func() error) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := adapter.Serve(inR, outW, adapter.NewMemory(0))
+		err := adapter.Serve(inR, outW, lib)
 		outW.Close()
 		done <- err
 	}()
