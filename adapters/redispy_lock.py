@@ -36,12 +36,12 @@ def client():
     kw = {
         "username": os.environ.get("LOCKBENCH_REDIS_USER") or None,
         "password": os.environ.get("LOCKBENCH_REDIS_PASSWORD") or None,
-        "ssl": os.environ.get("LOCKBENCH_REDIS_TLS") == "1",
         # A Redis call that never returns would keep its request from a reply; lockbench gives up
         # on it after 30 s, this ends it first.
         "socket_timeout": 10,
         "socket_connect_timeout": 10,
     }
+    kw.update(tls_kwargs())
     hostport = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in addrs]
     if topology == "single":
         host, port = hostport[0]
@@ -49,13 +49,41 @@ def client():
     if topology == "sentinel":
         from redis.sentinel import Sentinel
 
-        s = Sentinel(hostport, sentinel_kwargs={}, **kw)
+        # The sentinels speak TLS when the data nodes do, with credentials of their own.
+        skw = tls_kwargs()
+        if os.environ.get("LOCKBENCH_SENTINEL_USER"):
+            skw["username"] = os.environ["LOCKBENCH_SENTINEL_USER"]
+        if os.environ.get("LOCKBENCH_SENTINEL_PASSWORD"):
+            skw["password"] = os.environ["LOCKBENCH_SENTINEL_PASSWORD"]
+        s = Sentinel(hostport, sentinel_kwargs=skw, **kw)
         return s.master_for(os.environ.get("LOCKBENCH_REDIS_MASTER", "mymaster"))
     if topology == "cluster":
         from redis.cluster import ClusterNode, RedisCluster
 
         return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in hostport], **kw)
     sys.exit("redispy_lock: topology %s: redis-py's Lock runs on one master (single, sentinel, cluster)" % topology)
+
+
+def tls_kwargs():
+    """redis-py's TLS arguments from lockbench's LOCKBENCH_REDIS_TLS* variables: verified against
+    the CA given (else the system's roots), host name checked, a client certificate for mutual
+    TLS."""
+    if os.environ.get("LOCKBENCH_REDIS_TLS") != "1":
+        return {}
+    if os.environ.get("LOCKBENCH_REDIS_TLS_SERVER_NAME"):
+        # redis-py 4 checks the certificate against the host it dials and cannot be given
+        # another name; checking none instead would be weaker than what was asked for.
+        sys.exit("redispy_lock: --tls-server-name is not supported by redis-py %s: dial the name"
+                 " the certificate carries instead" % redis.__version__)
+    kw = {"ssl": True, "ssl_cert_reqs": "required", "ssl_check_hostname": True}
+    if os.environ.get("LOCKBENCH_REDIS_TLS_INSECURE") == "1":
+        kw.update(ssl_cert_reqs="none", ssl_check_hostname=False)
+    if os.environ.get("LOCKBENCH_REDIS_TLS_CA_FILE"):
+        kw["ssl_ca_certs"] = os.environ["LOCKBENCH_REDIS_TLS_CA_FILE"]
+    if os.environ.get("LOCKBENCH_REDIS_TLS_CERT_FILE"):
+        kw["ssl_certfile"] = os.environ["LOCKBENCH_REDIS_TLS_CERT_FILE"]
+        kw["ssl_keyfile"] = os.environ.get("LOCKBENCH_REDIS_TLS_KEY_FILE")
+    return kw
 
 
 class Adapter:

@@ -111,6 +111,7 @@ type Settings struct {
 	sPass    string
 	tls      *tls.Config
 	tlsDesc  string
+	tlsFiles TLSFiles // what tls was made from, for child processes
 	warnings []string
 }
 
@@ -248,7 +249,7 @@ func New(opt Options) (*Settings, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.tls, s.tlsDesc = cfg, desc
+		s.tls, s.tlsDesc, s.tlsFiles = cfg, desc, tlsFilesOf(opt)
 		s.warnings = append(s.warnings, warn...)
 	}
 	return s, nil
@@ -337,6 +338,14 @@ func (s *Settings) User() string {
 		return ""
 	}
 	return s.user
+}
+
+// SentinelUser returns the sentinels' own ACL user, "" for none or the default user.
+func (s *Settings) SentinelUser() string {
+	if s == nil {
+		return ""
+	}
+	return s.sUser
 }
 
 // HasPassword reports whether a password is sent to the data nodes.

@@ -25,8 +25,28 @@ const (
 	EnvPassword = conn.EnvPassword
 	// EnvDB is the database number, when not 0.
 	EnvDB = "LOCKBENCH_REDIS_DB"
-	// EnvTLS is "1" when the servers speak TLS (verified against the system's roots).
+	// EnvTLS is "1" when the servers speak TLS: verified against the system's roots unless
+	// EnvTLSCAFile names a CA, or EnvTLSInsecure is "1".
 	EnvTLS = "LOCKBENCH_REDIS_TLS"
+	// EnvTLSCAFile is the CA certificate (PEM) that verifies the servers' certificates
+	// (--tls-ca-file), an absolute path; unset for the system's roots.
+	EnvTLSCAFile = "LOCKBENCH_REDIS_TLS_CA_FILE"
+	// EnvTLSCertFile and EnvTLSKeyFile are the client certificate and key (PEM) for mutual
+	// TLS (--tls-cert-file, --tls-key-file), absolute paths; both or neither.
+	EnvTLSCertFile = "LOCKBENCH_REDIS_TLS_CERT_FILE"
+	EnvTLSKeyFile  = "LOCKBENCH_REDIS_TLS_KEY_FILE"
+	// EnvTLSServerName is the name the servers' certificates must carry (--tls-server-name);
+	// unset for the dialled host.
+	EnvTLSServerName = "LOCKBENCH_REDIS_TLS_SERVER_NAME"
+	// EnvTLSInsecure is "1" when the servers' certificates are not to be checked
+	// (--tls-insecure-skip-verify).
+	EnvTLSInsecure = "LOCKBENCH_REDIS_TLS_INSECURE"
+	// EnvSentinelUser is the sentinels' own ACL user (--sentinel-user); their password is in
+	// EnvSentinelPassword.
+	EnvSentinelUser = "LOCKBENCH_SENTINEL_USER"
+	// EnvSentinelPassword is the sentinels' own password, when they have one
+	// (conn.EnvSentinelPassword).
+	EnvSentinelPassword = conn.EnvSentinelPassword
 	// EnvLeaseMS is the lock lease in milliseconds; 0 means the library's default.
 	EnvLeaseMS = "LOCKBENCH_LEASE_MS"
 	// EnvConcurrency is how many owners will have operations in flight at once.
@@ -58,9 +78,22 @@ func Env(cfg drivers.Config) []string {
 		}
 		if c.TLS() {
 			env = append(env, EnvTLS+"=1")
+			f := c.TLSFiles()
+			for _, kv := range [...][2]string{{EnvTLSCAFile, f.CAFile}, {EnvTLSCertFile, f.CertFile}, {EnvTLSKeyFile, f.KeyFile}, {EnvTLSServerName, f.ServerName}} {
+				if kv[1] != "" {
+					env = append(env, kv[0]+"="+kv[1])
+				}
+			}
+			if f.InsecureSkipVerify {
+				env = append(env, EnvTLSInsecure+"=1")
+			}
 		}
+		if u := c.SentinelUser(); u != "" {
+			env = append(env, EnvSentinelUser+"="+u)
+		}
+		// The passwords, data nodes' and sentinels', travel here only (conn.Settings.Env).
 		for _, kv := range c.Env() {
-			if strings.HasPrefix(kv, conn.EnvPassword+"=") {
+			if strings.HasPrefix(kv, conn.EnvPassword+"=") || strings.HasPrefix(kv, conn.EnvSentinelPassword+"=") {
 				env = append(env, kv)
 			}
 		}

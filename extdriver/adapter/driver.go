@@ -47,7 +47,10 @@ func ConfigFromEnv(getenv func(string) string) (drivers.Config, error) {
 		}
 	}
 	s, err := conn.New(conn.Options{Addrs: addrs, Topology: cfg.Topology, User: getenv(extdriver.EnvUser),
-		TLS: getenv(extdriver.EnvTLS) == "1", Getenv: getenv})
+		TLS: getenv(extdriver.EnvTLS) == "1", CAFile: getenv(extdriver.EnvTLSCAFile),
+		CertFile: getenv(extdriver.EnvTLSCertFile), KeyFile: getenv(extdriver.EnvTLSKeyFile),
+		ServerName: getenv(extdriver.EnvTLSServerName), InsecureSkipVerify: getenv(extdriver.EnvTLSInsecure) == "1",
+		SentinelUser: getenv(extdriver.EnvSentinelUser), Getenv: getenv})
 	if err != nil {
 		return cfg, err
 	}
