@@ -117,3 +117,20 @@ func TestAdaptersOverMutualTLS(t *testing.T) {
 		t.Errorf("the password is in driver-check's output:\n%s", pyOut.String())
 	}
 }
+
+// TestEnvCarriesSentinelAuth: the sentinels' own user and password reach an adapter, the
+// password from its file (--sentinel-password-file), in the environment only.
+func TestEnvCarriesSentinelAuth(t *testing.T) {
+	s, err := conn.New(conn.Options{Addrs: []string{"127.0.0.1:26379"}, Topology: compose.KindSentinel,
+		SentinelUser: "watcher", SentinelPasswordFile: conntest.PasswordFile(t, "sentinel-pw-31"),
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := extdriver.Env(drivers.Config{Topology: compose.KindSentinel, Addrs: s.Addrs(), MasterName: "m", Conn: s})
+	for _, want := range []string{extdriver.EnvSentinelUser + "=watcher", extdriver.EnvSentinelPassword + "=sentinel-pw-31"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("no %s in the adapter's environment", strings.SplitN(want, "=", 2)[0])
+		}
+	}
+}
