@@ -137,6 +137,11 @@ type KneeBracket struct {
 	// Refined says why refinement ended: the precision was reached, the budget ran out, the
 	// loads could not be told apart, or it was interrupted; empty when it did not run.
 	Refined string `json:"refined,omitempty"`
+	// Crossings are the steps that contradict the bracket as the one crossing of the SLO: below
+	// OKLoad a step that was not ok, or above an OverLoad decided over a step that was ok or
+	// uncertain. Then the SLO's percentile does not rise steadily with the load, and a sweep of
+	// the same command may put the knee at another crossing.
+	Crossings []int `json:"crossings,omitempty"`
 	// ProjectedServerCapacityPerS is the server-bound capacity projected from Redis's CPU per
 	// acquisition (1 / CPU per acquisition, per master), shown beside the knee; 0 when the
 	// runs do not measure it.

@@ -111,10 +111,14 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 	fmt.Fprintf(&buf, "\nknee: at or above the highest load achieved with %s <= %s, below the lowest load above it that was not\n", pct, fmtLatency(s.SLO.LimitUS))
 	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "driver\tknee\twidth\t%s at the ok end\t%s at the upper end\tnotes\n", pct, pct)
+	var warnings []string
 	for _, d := range s.Drivers {
 		b := d.Knee
 		if b == nil { // a file from before brackets
 			bb := bracket(d.Steps)
+			b = &bb
+		} else {
+			bb := *b // the notes must not change the file's record
 			b = &bb
 		}
 		var notes []string
@@ -131,8 +135,13 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 			}
 			notes = append(notes, verb+": "+d.StopReason)
 		}
-		if dip := dipBelowKnee(d); dip != nil {
-			notes = append(notes, fmt.Sprintf("%s, below the knee, was over: a noisy machine?", stepName(s, *dip)))
+		if b.Crossings == nil { // a file from before crossings
+			b.Crossings = stepNumbers(crossings(d.Steps, *b))
+		}
+		if note := crossingsNote(s, d, *b); note != "" {
+			notes = append(notes, "not one crossing of the SLO: "+note)
+			warnings = append(warnings, fmt.Sprintf("warning: %s: %s does not rise steadily with the load (%s): this knee is one of several crossings of the SLO, and a sweep of the same command may find another; read the steps, not the knee",
+				d.Driver, pct, note))
 		}
 		width := "-"
 		if b.Width > 0 {
@@ -145,6 +154,9 @@ func WriteSummary(w io.Writer, s *results.Sweep) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, line := range warnings {
+		fmt.Fprintln(&buf, line)
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
@@ -270,16 +282,6 @@ func stepOf(d results.SweepDriver, n int) results.SweepStep {
 		}
 	}
 	return results.SweepStep{}
-}
-
-// dipBelowKnee returns the lowest-load step below the knee that was over the SLO, or nil.
-func dipBelowKnee(d results.SweepDriver) *results.SweepStep {
-	for _, st := range byLoad(d.Steps) {
-		if st.Load < d.KneeLoad && st.Verdict == results.VerdictOver {
-			return &st
-		}
-	}
-	return nil
 }
 
 // joinLoads is a sweep's loads and their unit: "1, 2, 4 workers (closed loop)".

@@ -373,6 +373,7 @@ func (sw *sweeper) finish() {
 		if len(s.rec.Steps) > 0 {
 			b := bracket(s.rec.Steps)
 			b.Refined = s.refined
+			b.Crossings = stepNumbers(crossings(s.rec.Steps, b))
 			if sw.o.ProjectCapacity != nil && b.OKStep > 0 {
 				b.ProjectedServerCapacityPerS = sw.o.ProjectCapacity(s.runs[b.OKStep])
 			}

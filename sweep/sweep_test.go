@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,8 +231,37 @@ func TestKneeAboveADip(t *testing.T) {
 	if err := WriteSummary(&buf, &out.Sweep); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "step 2, below the knee, was over") {
+	if !strings.Contains(buf.String(), "not one crossing of the SLO: step 2 (2 workers), below the knee, was over (p99 6.00ms)") ||
+		!strings.Contains(buf.String(), "warning: a: p99 does not rise steadily with the load") {
 		t.Errorf("summary does not note the dip:\n%s", buf.String())
+	}
+	if a.Knee == nil || !slices.Equal(a.Knee.Crossings, []int{2}) {
+		t.Errorf("knee %+v: want crossings [2]", a.Knee)
+	}
+}
+
+// TestCrossings: the steps that contradict one crossing of the SLO, on either side of the
+// bracket, as the sweeps of lockcore's open loop that found three knees (docs/findings.md).
+func TestCrossings(t *testing.T) {
+	st := func(n int, load float64, v string) results.SweepStep {
+		return results.SweepStep{Step: n, Load: load, Verdict: v}
+	}
+	for _, c := range []struct {
+		name  string
+		steps []results.SweepStep
+		want  []int
+	}{
+		{"monotonic", []results.SweepStep{st(1, 5000, "ok"), st(2, 10000, "ok"), st(3, 20000, "over"), st(4, 40000, "saturated")}, nil},
+		{"uncertain below the knee", []results.SweepStep{st(1, 5000, "ok"), st(2, 10000, "uncertain"), st(3, 20000, "ok"), st(4, 40000, "over")}, []int{2}},
+		{"uncertain above an over", []results.SweepStep{st(1, 5000, "ok"), st(2, 10000, "ok"), st(3, 20000, "over"), st(4, 40000, "uncertain"), st(5, 80000, "saturated")}, []int{4}},
+		{"an uncertain upper end is noise, not a crossing", []results.SweepStep{st(1, 5000, "ok"), st(2, 10000, "uncertain"), st(3, 20000, "uncertain")}, nil},
+		{"failed and interrupted steps say nothing", []results.SweepStep{st(1, 5000, "failed"), st(2, 10000, "incomplete"), st(3, 20000, "ok"), st(4, 40000, "over")}, nil},
+		{"no ok step: an uncertain above an over still is one", []results.SweepStep{st(1, 5000, "over"), st(2, 10000, "uncertain")}, []int{2}},
+	} {
+		got := stepNumbers(crossings(c.steps, bracket(c.steps)))
+		if !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("%s: crossings %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
