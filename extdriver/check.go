@@ -25,6 +25,7 @@ const (
 	RuleRW          = "rw"                // (when claimed) readers share, a writer excludes readers and writers, non-owner read releases are notowner
 	RuleMulti       = "multi"             // (when claimed) all or nothing: a multi-lock overlapping a held one takes none of its names
 	RuleFenced      = "fenced"            // (when claimed) every grant's token is greater than the earlier grants' of the lock
+	RuleFair        = "fair"              // (when claimed) waiters queued one after another are granted in that order
 	RuleLeaseExpiry = "lease-expiry"      // a grant not released ends with its lease: a waiter gets the lock, the late release is notowner
 	RuleShutdown    = "shutdown"          // exits 0, soon, once its stdin closes
 	RuleKeys        = "keys"              // (with CheckOptions.Redis) makes no key but its lock names, lockbench's shapes of them and its hello's keys
@@ -178,6 +179,9 @@ func (c *checker) run(ctx context.Context) []Failure {
 	}
 	if a.Kinds().Has(drivers.KindFenced) {
 		c.report(RuleFenced, c.fenced(ctx, a))
+	}
+	if a.Kinds().Has(drivers.KindFair) {
+		c.report(RuleFair, c.fair(ctx, a))
 	}
 	var shut *Failure
 	if err := a.Close(); err != nil {

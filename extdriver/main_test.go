@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			}
 		} else if m := os.Getenv(envSelf); m == "tokens" || m == "tokens-declared" {
 			lib, err = newTokens(m == "tokens-declared")
+		} else if m := os.Getenv(envSelf); m == "fifo" || m == "lifo" {
+			lib = newOrdered(adapter.NewMemory(adapter.LeaseFromEnv()), m == "lifo")
 		} else if os.Getenv(envSelf) == "badkinds" {
 			lib = badKinds{adapter.NewMemory(adapter.LeaseFromEnv())}
 		} else {

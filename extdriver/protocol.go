@@ -60,6 +60,11 @@ const (
 	KindRW        = "rw"
 	KindMulti     = "multi"
 	KindFenced    = "fenced"
+	// KindFair claims that acquire grants a contended lock to its waiters in the order their
+	// acquires arrived (FIFO), as Redisson's RFairLock does: no request of its own. A library
+	// with a fair and an unfair lock is two adapters (or one started with an argument), one
+	// driver each, as lockbench's built-in lockcore and lockcore-fair are.
+	KindFair = "fair"
 )
 
 // protocolKinds are the kinds a hello may claim.
@@ -68,11 +73,11 @@ var protocolKinds = []struct {
 	k    drivers.Kind
 }{
 	{KindMutex, drivers.KindMutex}, {KindReentrant, drivers.KindReentrant}, {KindRW, drivers.KindRW},
-	{KindMulti, drivers.KindMulti}, {KindFenced, drivers.KindFenced},
+	{KindMulti, drivers.KindMulti}, {KindFenced, drivers.KindFenced}, {KindFair, drivers.KindFair},
 }
 
 // Kinds is every kind the protocol drives.
-const Kinds = drivers.KindMutex | drivers.KindReentrant | drivers.KindRW | drivers.KindMulti | drivers.KindFenced
+const Kinds = drivers.KindMutex | drivers.KindReentrant | drivers.KindRW | drivers.KindMulti | drivers.KindFenced | drivers.KindFair
 
 // Replies an adapter sends: "ID STATUS [MESSAGE]".
 const (

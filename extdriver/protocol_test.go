@@ -51,7 +51,7 @@ func TestParseHello(t *testing.T) {
 		`hello {"protocol":2,"library":"x","kinds":["mutex"]}`:        "protocol 2",
 		`hello {"protocol":1,"kinds":["mutex"]}`:                      "no library",
 		`hello {"protocol":1,"library":"x","kinds":["reentrant"]}`:    "lack mutex",
-		`hello {"protocol":1,"library":"x","kinds":["mutex","fair"]}`: `kind "fair"`,
+		`hello {"protocol":1,"library":"x","kinds":["mutex","fifo"]}`: `kind "fifo"`,
 		`hello not json`: "hello:",
 		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["*"]}`:                   `keys: keyspace: bad declared key pattern "*": no {name}`,
 		`hello {"protocol":1,"library":"x","kinds":["mutex"],"keys":["{name}*"]}`:             "glob character",

@@ -7,14 +7,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/extdriver"
 )
 
 // Memory is a lock in the adapter's memory, with leases: no Redis, so that an adapter driving
 // it (adapters/null) costs lockbench only the protocol. It keeps the rules a real library must
 // (exclusion, non-owner release refused, wait limits, lease expiry), so that it passes
-// driver-check, and it has every kind the protocol drives: reentrant, read-write (a mutex is the
-// write lock of the same name), multi and fenced. A grant that does not wait allocates nothing.
+// driver-check, and it has every kind the protocol drives but fair (its waiters race for a
+// freed lock): reentrant, read-write (a mutex is the write lock of the same name), multi and
+// fenced. A grant that does not wait allocates nothing.
 // Safe for concurrent use.
 type Memory struct {
 	lease time.Duration
@@ -52,7 +54,7 @@ func NewMemory(lease time.Duration) *Memory {
 // Hello implements Library.
 func (m *Memory) Hello() extdriver.Hello {
 	return extdriver.Hello{Library: "lockbench null adapter (in-memory lock, no Redis)", Version: "2",
-		Language: runtime.Version(), Kinds: extdriver.KindNames(extdriver.Kinds)}
+		Language: runtime.Version(), Kinds: extdriver.KindNames(extdriver.Kinds &^ drivers.KindFair)} // its waiters race: not fair
 }
 
 func (m *Memory) now() time.Time {

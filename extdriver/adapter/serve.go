@@ -90,8 +90,8 @@ func checkKinds(h extdriver.Hello, lib Library) error {
 	for _, k := range h.Kinds {
 		var ok bool
 		switch k {
-		case extdriver.KindMutex, extdriver.KindReentrant:
-			ok = true
+		case extdriver.KindMutex, extdriver.KindReentrant, extdriver.KindFair:
+			ok = true // claims about Acquire itself
 		case extdriver.KindRW:
 			_, ok = lib.(RWLibrary)
 		case extdriver.KindMulti:
