@@ -194,6 +194,9 @@ func (v *sweepView) table() *table {
 			if b.ProjectedServerCapacityPerS > 0 {
 				notes = append(notes, "projected server-bound capacity "+metricRate.Format(b.ProjectedServerCapacityPerS)+" acq/s")
 			}
+			if c := v.crossings(d.steps, b.Crossings); c != "" {
+				notes = append(notes, "not one crossing of the SLO (against it: "+c+"): another sweep may find another knee")
+			}
 		}
 		if d.knee < 0 {
 			notes = append(notes, "no knee: no step kept the SLO")
@@ -209,6 +212,18 @@ func (v *sweepView) table() *table {
 		}
 	}
 	return t
+}
+
+// crossings names the steps numbered in nums (KneeBracket.Crossings) by load and verdict:
+// "10000/s (uncertain), 40000/s (ok)"; "" for none.
+func (v *sweepView) crossings(steps []sweepPoint, nums []int) string {
+	var parts []string
+	for _, st := range steps {
+		if slices.Contains(nums, st.Step) {
+			parts = append(parts, v.loadLabel(st.Load)+" ("+st.Verdict+")")
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // bracket says where the knee lies: "≥ 20000/s (ok), < 21000/s (over), 4.8% wide".
