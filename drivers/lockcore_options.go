@@ -23,6 +23,7 @@ type lockcoreTuning struct {
 	yield         time.Duration     // 0 default, negative none
 	watchdogLease time.Duration     // lockcore.Options.LeaseTime: 0 default
 	sync          lockcore.SyncMode // lockcore.Options.Sync: SyncAuto default
+	standardIO    bool              // lockcore.Options.StandardConnIO
 }
 
 // lockcoreSyncOption is the sync option, which every lockcore driver takes (see syncOption).
@@ -55,6 +56,7 @@ var lockcoreOptions = []Option{
 	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
 	{"flush", "rueidis MaxFlushDelay: how long the pipeline waits to gather more commands into one write; 0: write at once (default " + lockcore.DefaultMaxFlushDelay.String() + ")"},
 	{"maxbatch", "most lock and unlock operations in one batch script call, 2 to 128 (default " + strconv.Itoa(lockcore.DefaultMaxBatch) + ")"},
+	{"connio", "raw|standard: how the client's connections read and write; raw: system calls that do not wake the Go runtime's monitor thread of an idle process (Linux); standard: Go's net.Conn (default raw; standard where lockbench dials itself, e.g. with --net or a unix:// address)"},
 	lockcoreSyncOption,
 	{"inflight", "the earlier batching: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns, 1 to 64 (default: batches gather, leaving when the client has run out of other work)"},
 }
@@ -119,6 +121,15 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			if f == 0 {
 				t.flushDelay = -1
 			}
+		case "connio":
+			switch v {
+			case "raw":
+				t.standardIO = false
+			case "standard":
+				t.standardIO = true
+			default:
+				err = fmt.Errorf("want raw or standard")
+			}
 		case "maxbatch":
 			if t.maxBatch, err = strconv.Atoi(v); err != nil || t.maxBatch < 2 || t.maxBatch > 128 {
 				err = fmt.Errorf("want a whole number from 2 to 128")
@@ -182,6 +193,7 @@ func (t lockcoreTuning) apply(opt *lockcore.Options) {
 	opt.HandoffYield = t.yield
 	opt.LeaseTime = t.watchdogLease
 	opt.Sync = t.sync
+	opt.StandardConnIO = t.standardIO
 }
 
 // describeSync records in driver settings what the Client c waits for: the option given (or
@@ -218,6 +230,11 @@ func (t lockcoreTuning) flushDelayString() string {
 
 // describe records the tuning in driver settings.
 func (t lockcoreTuning) describe(s map[string]string) {
+	if t.standardIO {
+		s["conn_io"] = "standard: Go's net.Conn"
+	} else {
+		s["conn_io"] = "raw system calls on the sockets lockcore dials (Linux), Go's net.Conn where lockbench dials (--net, unix://) or elsewhere"
+	}
 	if t.noBatch {
 		s["batch"] = "off: one script call per lock and unlock"
 	} else {

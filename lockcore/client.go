@@ -60,6 +60,9 @@ func New(opt Options) (*Client, error) {
 		if ro.MaxFlushDelay == 0 {
 			ro.MaxFlushDelay = DefaultMaxFlushDelay
 		}
+		if ro.DialCtxFn == nil && !opt.StandardConnIO && rawDial != nil {
+			ro.DialCtxFn = rawDial
+		}
 		rdb, err := rueidis.NewClient(ro)
 		if err != nil {
 			return nil, err

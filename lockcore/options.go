@@ -107,6 +107,11 @@ type Options struct {
 	// HandoffWindows, for pollers that never subscribe (see outside.go). Default
 	// DefaultHandoffYield; negative: no hold-back at all.
 	HandoffYield time.Duration
+	// StandardConnIO makes the client New builds read and write through Go's standard
+	// net.Conn, rather than lockcore's raw connection (Linux; rawconn_linux.go), which spares an
+	// idle process a wake-up of the Go runtime's monitor thread per request and per reply. New
+	// uses neither when Redis.DialCtxFn is set: the caller dials. For comparisons.
+	StandardConnIO bool
 }
 
 // maxWindowShare bounds HandoffWindow to LeaseTime/maxWindowShare. Hand-overs never rely on it
