@@ -34,17 +34,12 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := c.rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			m, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
-			switch e {
-			case 0:
-				n += int(m)
-			case unix.EINTR:
-			case unix.EAGAIN:
-				return false // the poller waits until the socket is writable
-			default:
+			m, again, e := rawCall(unix.SYS_WRITE, fd, p[n:])
+			if again || e != 0 {
 				errno = e
-				return true
+				return !again // again: the poller waits until the socket is writable
 			}
+			n += m
 		}
 		return true
 	})
@@ -61,20 +56,9 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
 	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case 0:
-				n = int(m)
-				return true
-			case unix.EINTR:
-			case unix.EAGAIN:
-				return false // the poller waits until the socket is readable
-			default:
-				errno = e
-				return true
-			}
-		}
+		m, again, e := rawCall(unix.SYS_READ, fd, p)
+		n, errno = m, e
+		return !again // again: the poller waits until the socket is readable
 	})
 	switch {
 	case err != nil:
@@ -85,6 +69,24 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// rawCall makes the read or write system call trap on fd with the bytes of p (not empty), as a
+// raw system call, again after EINTR: the bytes done, or again when the socket is not ready
+// (EAGAIN), or the error.
+func rawCall(trap, fd uintptr, p []byte) (n int, again bool, errno syscall.Errno) {
+	for {
+		m, _, e := unix.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		switch e {
+		case 0:
+			return int(m), false, 0
+		case unix.EINTR:
+		case unix.EAGAIN:
+			return 0, true, 0
+		default:
+			return 0, false, e
+		}
+	}
 }
 
 // rawDial is the DialCtxFn New gives a client it builds (Options.StandardConnIO says otherwise).
