@@ -86,6 +86,13 @@ func (e *testEnv) client(t testing.TB, opt Options) *Client {
 	if e.mode.set != nil && opt.HandoffLimit == 0 && !opt.knobs.NoLocalQueue {
 		e.mode.set(&opt)
 	}
+	if opt.SyncTimeout == 0 {
+		// The semantics tests check what a call does, not how soon replicas acknowledge it: a
+		// replica container starved for a second on a loaded CI machine failed an unlock with
+		// ErrNotSynced at the default 1 s (2026-11-28, TestSemanticsOnDocker/cluster). Tests of
+		// shortfalls set their own, short, timeout.
+		opt.SyncTimeout = 5 * time.Second
+	}
 	opt.Redis.InitAddress = e.opt.InitAddress
 	opt.Redis.Sentinel = e.opt.Sentinel
 	opt.Redis.Username, opt.Redis.Password, opt.Redis.TLSConfig = e.opt.Username, e.opt.Password, e.opt.TLSConfig
