@@ -200,15 +200,16 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 
 // With --procs 1 the stall is carried out by lockbench's own workload (gen1): it fires, keeps
 // holders, and with the watchdog running mutual exclusion holds (exit 0). A worker is kept when
-// its hold spans the window's start: holds of 20 ms (5 ms once found none in a loaded CI's run)
-// make that all but certain.
+// its hold spans the window's start: a warm-up first, so that the workers are granting by then
+// (with none, a loaded CI's run twice had no grant before 300 ms: the client's start), and
+// holds of 20 ms.
 func TestStallInOneProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen1@300ms+800ms"
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore:watchdog=300ms", "--keys", "4", "--concurrency", "8",
-		"--hold", "20ms", "--duration", "1500ms", "--warmup", "0s", "--fault", spec, "--out", dir)
+		"--hold", "20ms", "--duration", "1500ms", "--warmup", "500ms", "--fault", spec, "--out", dir)
 	code, stdout := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
