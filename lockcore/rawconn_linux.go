@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -27,22 +28,57 @@ import (
 type rawConn struct {
 	*net.TCPConn
 	rc syscall.RawConn
+	// One call's state per direction, and the function RawConn runs, made once: a closure per
+	// call escaped to the heap with its variables, three allocations per read and per write.
+	// The mutexes only keep two callers of one direction apart (rueidis has one reader and one
+	// writer per connection, so they are never contended); RawConn serialises the calls anyway.
+	rmu, wmu sync.Mutex
+	r, w     rawOp
+}
+
+// rawOp is one direction's call in progress: its buffer, the bytes done, its error.
+type rawOp struct {
+	trap  uintptr // unix.SYS_READ or unix.SYS_WRITE
+	p     []byte
+	n     int
+	errno syscall.Errno
+	fn    func(fd uintptr) bool // the rawOp's read or write, bound once
+}
+
+func newRawConn(tc *net.TCPConn, rc syscall.RawConn) *rawConn {
+	c := &rawConn{TCPConn: tc, rc: rc}
+	c.r.trap, c.r.fn = unix.SYS_READ, c.r.readOnce
+	c.w.trap, c.w.fn = unix.SYS_WRITE, c.w.writeAll
+	return c
+}
+
+// writeAll writes the rest of p; false (wait for the socket) on EAGAIN.
+func (o *rawOp) writeAll(fd uintptr) bool {
+	for o.n < len(o.p) {
+		m, again, e := rawCall(o.trap, fd, o.p[o.n:])
+		if again || e != 0 {
+			o.errno = e
+			return !again
+		}
+		o.n += m
+	}
+	return true
+}
+
+// readOnce reads what is there into p; false (wait for the socket) on EAGAIN.
+func (o *rawOp) readOnce(fd uintptr) bool {
+	m, again, e := rawCall(o.trap, fd, o.p)
+	o.n, o.errno = m, e
+	return !again
 }
 
 func (c *rawConn) Write(p []byte) (int, error) {
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			m, again, e := rawCall(unix.SYS_WRITE, fd, p[n:])
-			if again || e != 0 {
-				errno = e
-				return !again // again: the poller waits until the socket is writable
-			}
-			n += m
-		}
-		return true
-	})
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.w.p, c.w.n, c.w.errno = p, 0, 0
+	err := c.rc.Write(c.w.fn)
+	n, errno := c.w.n, c.w.errno
+	c.w.p = nil // the caller's buffer is not kept
 	if err == nil && errno != 0 {
 		err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
 	}
@@ -53,13 +89,12 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		m, again, e := rawCall(unix.SYS_READ, fd, p)
-		n, errno = m, e
-		return !again // again: the poller waits until the socket is readable
-	})
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.r.p, c.r.n, c.r.errno = p, 0, 0
+	err := c.rc.Read(c.r.fn)
+	n, errno := c.r.n, c.r.errno
+	c.r.p = nil
 	switch {
 	case err != nil:
 		return n, err
@@ -102,7 +137,7 @@ func dialRaw(ctx context.Context, addr string, d *net.Dialer, cfg *tls.Config) (
 	var conn net.Conn = c
 	if tc, ok := c.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
-			conn = &rawConn{TCPConn: tc, rc: rc}
+			conn = newRawConn(tc, rc)
 		}
 	}
 	if cfg == nil {

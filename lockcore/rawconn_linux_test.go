@@ -45,6 +45,18 @@ func TestRawConn(t *testing.T) {
 	if got := line(); got != "+PONG\r\n" {
 		t.Fatalf("PING: %q", got)
 	}
+	// A request and its reply allocate nothing (RawConn's functions are bound once).
+	ping, pong := []byte("PING\r\n"), make([]byte, 64)
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := c.Write(ping); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Read(pong); err != nil || string(pong[:n]) != "+PONG\r\n" {
+			t.Fatalf("PING: %q, %v", pong[:n], err)
+		}
+	}); allocs != 0 {
+		t.Errorf("%v allocations per PING round trip; want none", allocs)
+	}
 	// 4 MB each way: many partial writes and reads.
 	big := make([]byte, 4<<20)
 	for i := range big {
