@@ -30,7 +30,7 @@ func TestRunSecureOnDocker(t *testing.T) {
 			errb := &syncBuffer{}
 			cmd := lockbenchEnv(t, errb, []string{"TMPDIR=" + tmp}, "run", "--provider", "docker", "--image", image,
 				"--topology", topology, "--auth", "--tls", "--driver", drivers,
-				"--concurrency", "2", "--keys", "10", "--duration", "500ms", "--warmup", "0s", "--out", dir)
+				"--concurrency", "2", "--keys", "10", "--duration", "3s", "--warmup", "0s", "--out", dir)
 			pid := cmd.Process.Pid
 			t.Cleanup(func() { removeLeft(pid) })
 			seen := containersWhileMeasuring(t, pid, errb)
@@ -54,7 +54,9 @@ func TestRunSecureOnDocker(t *testing.T) {
 }
 
 // containersWhileMeasuring waits until the lockbench run with that pid measures, then returns
-// what docker inspect and docker logs say of the containers it started.
+// what docker inspect and docker logs say of the containers it started. The run must measure
+// long enough for that: with 500 ms a driver, a loaded CI machine removed a container between
+// docker ps and its docker logs.
 func containersWhileMeasuring(t *testing.T, pid int, errb *syncBuffer) string {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(errb.String(), "[1/"); time.Sleep(20 * time.Millisecond) {

@@ -43,7 +43,9 @@ func fakeRun(t testing.TB, s runSpec) results.Run {
 		acq := time.Duration(float64(s.median) * math.Exp(0.8*rng.NormFloat64()))
 		rec.Record(acq, acq/4, acq+acq/4)
 		if s.timeline && i%(s.n/4+1) == 0 {
-			time.Sleep(12 * time.Millisecond) // spread the cycles over a few intervals
+			// Spread the cycles over several intervals: with 12 ms a loaded CI machine's late
+			// ticks once left fewer than the three a timeline chart needs.
+			time.Sleep(30 * time.Millisecond)
 		}
 	}
 	conc := s.concurrency

@@ -219,7 +219,7 @@ func window(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(),
 // with the result file:
 //   - the acquisitions counter's samples over the measured phase less its first second and last
 //     300ms, against the result's acquisitions between the same scrape times (its timeline's
-//     points): within 10%; the dashboard's rate() over that window within 25% (see below);
+//     points): within 10%, plus the counts of the two points the window's edges cut; the dashboard's rate() over that window within 25% (see below);
 //   - histogram_quantile(0.99) over the whole phase, against the result's acquire p99 (exact
 //     to 0.1%): Prometheus interpolates linearly inside the bucket the 99th percentile falls
 //     in, so its estimate must lie in the bucket that holds the result's p99 (bounds of
@@ -274,19 +274,25 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	from, to := first.at.Sub(start).Seconds(), last.at.Sub(start).Seconds()
-	var acq float64
+	// The pro rata share of a point cut by an edge is off by at most that point's count: at a
+	// few hundred acquisitions in all (a CI machine so loaded that lockcore ran 58 acq/s) that
+	// is more than 10%, so the two edge points' counts are allowed on top.
+	var acq, edges float64
 	for _, p := range run.Timeline.Points {
 		lo, hi := max(p.StartS, from), min(p.StartS+p.DurationS, to)
 		if hi > lo && p.DurationS > 0 {
 			acq += float64(p.Acquisitions) * (hi - lo) / p.DurationS
+			if hi-lo < p.DurationS {
+				edges += float64(p.Acquisitions)
+			}
 		}
 	}
 	exported := (last.v - first.v) / (to - from)
 	want := acq / (to - from)
 	t.Logf("rate(acquisitions) over %v: %.0f/s; samples %.2fs to %.2fs of the phase: %.0f/s exported, %.0f acq/s in the result (%.0f over %.2fs)",
 		w1, rate, from, to, exported, want, run.ThroughputPerS, run.DurationS)
-	if math.Abs(exported/want-1) > 0.10 {
-		t.Errorf("exported counter %.0f/s vs the result's %.0f acq/s between the same samples: more than 10%% apart", exported, want)
+	if math.Abs(last.v-first.v-acq) > 0.10*acq+edges {
+		t.Errorf("exported counter %.0f/s vs the result's %.0f acq/s between the same samples: more than 10%% apart (and the %.0f acquisitions of the points cut by the window's edges)", exported, want, edges)
 	}
 	if math.Abs(rate/want-1) > 0.25 {
 		t.Errorf("Prometheus rate %.0f/s vs the result's %.0f acq/s in the same window: more than 25%% apart", rate, want)

@@ -194,8 +194,10 @@ func TestSweepReport(t *testing.T) {
 	dir, rep := t.TempDir(), t.TempDir()
 	errb := &syncBuffer{}
 	cmd := lockbench(t, errb, "sweep", "--driver", "lockcore,naive", "--rates", "200,400", "--keys", "100",
-		"--duration", "400ms", "--warmup", "0s", "--slo", "p99=50ms", "--out", dir, "--report", rep,
+		"--duration", "400ms", "--warmup", "0s", "--slo", "p99=500ms", "--out", dir, "--report", rep,
 		"--rounds", "1", "--noise-floor", "0") // one run a step: the report of rounds has tests of its own
+	// The SLO is loose so that both steps run: a step over it ends the driver's sweep, and a
+	// loaded CI machine once had 200/s over 50 ms.
 	if code, out := finish(t, cmd, errb); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errb)
 	}
@@ -207,7 +209,7 @@ func TestSweepReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Sweep steps", "SLO: acquire p99 at most 50.0ms", "200/s", "400/s", "SLO p99 ≤ 50ms"} {
+	for _, s := range []string{"Sweep steps", "SLO: acquire p99 at most 500ms", "200/s", "400/s", "SLO p99 ≤ 500ms"} {
 		if !bytes.Contains(page, []byte(s)) {
 			t.Errorf("page lacks %q", s)
 		}

@@ -202,14 +202,15 @@ func TestCtrlCDuringClientPause(t *testing.T) {
 // holders, and with the watchdog running mutual exclusion holds (exit 0). A worker is kept when
 // its hold spans the window's start: a warm-up first, so that the workers are granting by then
 // (with none, a loaded CI's run twice had no grant before 300 ms: the client's start), and
-// holds of 20 ms.
+// holds of 100 ms, two workers to a key, so that a key is rarely free (with 20 ms a CI machine
+// so loaded that its grants came far apart once found no hold across the start).
 func TestStallInOneProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
 	const spec = "stall:gen1@300ms+800ms"
 	cmd := lockbench(t, errb, "run", "--driver", "lockcore:watchdog=300ms", "--keys", "4", "--concurrency", "8",
-		"--hold", "20ms", "--duration", "1500ms", "--warmup", "500ms", "--fault", spec, "--out", dir)
+		"--hold", "100ms", "--duration", "1500ms", "--warmup", "500ms", "--fault", spec, "--out", dir)
 	code, stdout := finish(t, cmd, errb)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, errb)
