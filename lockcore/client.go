@@ -60,7 +60,9 @@ func New(opt Options) (*Client, error) {
 		if ro.MaxFlushDelay == 0 {
 			ro.MaxFlushDelay = DefaultMaxFlushDelay
 		}
-		if ro.DialCtxFn == nil && !opt.StandardConnIO && rawDial != nil {
+		// rueidis prefers DialCtxFn to the deprecated DialFn: a caller's DialFn must not be
+		// overridden by ours.
+		if ro.DialCtxFn == nil && ro.DialFn == nil && !opt.StandardConnIO && rawDial != nil {
 			ro.DialCtxFn = rawDial
 		}
 		rdb, err := rueidis.NewClient(ro)
@@ -183,6 +185,10 @@ type counters struct {
 	// redirects counts the MOVED and ASK replies synced calls on a cluster followed
 	// (sync_cluster.go).
 	redirects atomic.Int64
+	// renewFailed counts renewals that failed (unanswered in time, or not synced) and were
+	// retried; renewGone those that found the lock no longer held (watchdog.go), so that a lost
+	// lease says whether the watchdog tried.
+	renewFailed, renewGone atomic.Int64
 }
 
 // channelUp counts a confirmed subscription in the live channels and their peak.

@@ -44,7 +44,11 @@ type Options struct {
 	// closes it on Close; a client passed in here is left open.
 	Client rueidis.Client
 	// Redis configures the client New builds when Client is nil. New sets DisableCache, and
-	// MaxFlushDelay to DefaultMaxFlushDelay when zero (negative: flush at once).
+	// MaxFlushDelay to DefaultMaxFlushDelay when zero (negative: flush at once). The delay
+	// gathers the writes of calls that do not batch (RWLock, FairLock, Mutex with batching
+	// off) and costs batched Mutex calls where the process has more than one P: a Client
+	// that takes only Mutex locks, with GOMAXPROCS above one on CPUs it shares with Redis,
+	// may do better without it (docs/findings.md, "The flush delay at two Ps").
 	Redis rueidis.ClientOption
 	// ID is this client's identity, the first half of every hash field it writes ("<ID>:<owner>").
 	// Default: a random UUID, as Redisson's connection manager id.
@@ -110,7 +114,7 @@ type Options struct {
 	// StandardConnIO makes the client New builds read and write through Go's standard
 	// net.Conn, rather than lockcore's raw connection (Linux; rawconn_linux.go), which spares an
 	// idle process a wake-up of the Go runtime's monitor thread per request and per reply. New
-	// uses neither when Redis.DialCtxFn is set: the caller dials. For comparisons.
+	// uses neither when Redis.DialCtxFn or Redis.DialFn is set: the caller dials. For comparisons.
 	StandardConnIO bool
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose/redistest"
+	"github.com/redis/rueidis"
 )
 
 // TestRawConn: a raw connection speaks to a real Redis (a request, its reply, one larger than a
@@ -109,15 +110,24 @@ func TestNewDialsRaw(t *testing.T) {
 		return dialRaw(ctx, addr, d, cfg)
 	}
 	t.Cleanup(func() { rawDial = saved })
+	var own atomic.Int64 // dials of a caller's own (deprecated) DialFn
+	ownDial := func(addr string, d *net.Dialer, cfg *tls.Config) (net.Conn, error) {
+		own.Add(1)
+		return d.Dial("tcp", addr)
+	}
 	for _, c := range []struct {
 		name string
 		opt  Options
 		raw  bool
+		own  bool
 	}{
-		{"default", Options{}, true},
-		{"StandardConnIO", Options{StandardConnIO: true}, false},
+		{"default", Options{}, true, false},
+		{"StandardConnIO", Options{StandardConnIO: true}, false, false},
+		// rueidis prefers DialCtxFn to DialFn: setting one over a caller's DialFn would drop it.
+		{"DialFn", Options{Redis: rueidis.ClientOption{DialFn: ownDial}}, false, true},
 	} {
 		dials.Store(0)
+		own.Store(0)
 		cl := e.client(t, c.opt)
 		ctx := ctxT(t, 10*time.Second)
 		o := cl.NewOwner()
@@ -130,6 +140,9 @@ func TestNewDialsRaw(t *testing.T) {
 		}
 		if got := dials.Load() > 0; got != c.raw {
 			t.Errorf("%s: %d raw dials", c.name, dials.Load())
+		}
+		if got := own.Load() > 0; got != c.own {
+			t.Errorf("%s: %d dials of the caller's DialFn", c.name, own.Load())
 		}
 	}
 }

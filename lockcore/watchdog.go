@@ -132,11 +132,13 @@ func (c *Client) renewed(r renewal, n int64, err, notSynced error) {
 	}
 	if err != nil {
 		// Transient (network, timeout): mark the lease as not renewed so the next tick retries.
+		c.stats.renewFailed.Add(1)
 		c.holds.retryRenewal(r.name, r.h)
 		return
 	}
 	c.renewals.Add(1)
 	if n == 0 {
+		c.stats.renewGone.Add(1)
 		c.holds.lost(r.name, r.h)
 		return
 	}
