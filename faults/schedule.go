@@ -69,9 +69,10 @@ type Schedule struct {
 // fault, in the order of Faults, once every fault has ended. Faults fire independently, each on
 // its own goroutine, so a slow restart delays no other fault. When ctx ends, faults not yet
 // started are not started, and every paused server is resumed and every partition healed (and
-// isolated node let rejoin) at once, before Run returns: nothing is left stopped. Run is bounded: the actions are bounded by
-// ctx (a restart) or are short by nature (signals, one command), and undoing is bounded by
-// undoTimeout.
+// isolated node let rejoin) at once, before Run returns: nothing is left stopped. Run is
+// bounded: a kill, restart or fail-over is bounded by ctx; a pause, partition or isolation,
+// short by nature (a signal, one command), runs to its end once begun, as undoing does, each
+// bounded by undoTimeout.
 func (s *Schedule) Run(ctx context.Context, start time.Time) []Event {
 	r := &run{s: s, start: start, killed: make(map[Node]string)}
 	events := make([]Event, len(s.Faults))
@@ -113,7 +114,18 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	if r.s.OnFire != nil && f.Action != Kill {
 		r.s.OnFire(i, fired)
 	}
-	ev.Err = r.act(ctx, f, addr)
+	undone := f.Action == Pause || f.Action == Partition || f.Action == Isolate || f.Action == PauseClient
+	actx := ctx
+	if undone {
+		// A pause or isolation is one command. Cancelled half-way by the run's end (Ctrl-C as
+		// docker pause was answering), it may have taken effect with its reply lost: we would
+		// report it failed and never undo it, leaving a server or generator stopped. So it runs
+		// to its end on a context of its own, bounded like an undo, and is undone below.
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
+	}
+	ev.Err = r.act(actx, f, addr)
 	ev.Took = time.Since(fired)
 	ev.Lasted = ev.Took
 	if f.Action == Kill {
@@ -122,7 +134,15 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 			r.s.OnFire(i, fired.Add(ev.Took))
 		}
 	}
-	if ev.Err != nil || (f.Action != Pause && f.Action != Partition && f.Action != Isolate && f.Action != PauseClient) {
+	if !undone {
+		return ev
+	}
+	if ev.Err != nil {
+		// A failed pause may still have stopped its target (a timeout after the daemon acted):
+		// undo it at once, and report the pause's own error.
+		if r.canUndo(f) {
+			_ = r.undo(ctx, f, addr)
+		}
 		return ev
 	}
 	// Paused or partitioned: undo when the time is up or the phase ends, whichever is first.
@@ -131,20 +151,8 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
-	defer cancel()
-	switch f.Action {
-	case Pause:
-		ev.Err = r.s.Target.Resume(uctx, addr)
-	case PauseClient:
-		ev.Err = r.s.Clients.Resume(uctx, f.Node.N)
-	case Isolate:
-		ev.Err = r.s.Isolator.Rejoin(uctx, addr)
-	default:
-		ev.Err = r.s.Partitioner.Heal(addr)
-	}
-	if ev.Err != nil {
-		ev.Err = fmt.Errorf("undo: %w", ev.Err)
+	if err := r.undo(ctx, f, addr); err != nil {
+		ev.Err = fmt.Errorf("undo: %w", err)
 	}
 	ev.Lasted = time.Since(fired)
 	return ev
@@ -211,4 +219,37 @@ func (r *run) act(ctx context.Context, f Fault, addr string) error {
 		return errors.New("a stall is carried out by the generator process itself, not scheduled")
 	}
 	return fmt.Errorf("unknown action %q", f.Action)
+}
+
+// canUndo reports whether the schedule has what undoing f needs: a failed fault may have failed
+// for want of it (a partition without a proxy).
+func (r *run) canUndo(f Fault) bool {
+	switch f.Action {
+	case Pause:
+		return r.s.Target != nil
+	case PauseClient:
+		return r.s.Clients != nil
+	case Isolate:
+		return r.s.Isolator != nil
+	case Partition:
+		return r.s.Partitioner != nil
+	}
+	return false
+}
+
+// undo resumes, heals or lets rejoin what f stopped at addr, on a context of its own bounded by
+// undoTimeout, because the run's may have ended.
+func (r *run) undo(ctx context.Context, f Fault, addr string) error {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	switch f.Action {
+	case Pause:
+		return r.s.Target.Resume(uctx, addr)
+	case PauseClient:
+		return r.s.Clients.Resume(uctx, f.Node.N)
+	case Isolate:
+		return r.s.Isolator.Rejoin(uctx, addr)
+	default:
+		return r.s.Partitioner.Heal(addr)
+	}
 }

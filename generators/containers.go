@@ -62,15 +62,17 @@ func (c *Containers) Pause(ctx context.Context, index int) error {
 	if !ok {
 		return fmt.Errorf("%w: generator %d", ErrNotRunning, index)
 	}
+	// Marked before asking: a pause whose reply is lost (a timeout) may have frozen the
+	// container all the same, and Unpause and Run's clean-up only unpause what is marked.
+	c.paused[index] = true
 	if _, err := c.cli.ContainerPause(ctx, g.id, client.ContainerPauseOptions{}); err != nil {
 		return fmt.Errorf("generators: docker pause %s: %w", g.name, err)
 	}
-	c.paused[index] = true
 	return nil
 }
 
-// Unpause unpauses generator index's container if Pause paused it; a generator that has ended
-// has nothing to unpause, and is no error.
+// Unpause unpauses generator index's container if Pause paused it, or tried to; a generator
+// that has ended has nothing to unpause, and is no error.
 func (c *Containers) Unpause(ctx context.Context, index int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
