@@ -141,7 +141,7 @@ func (s Spec) Validate() error {
 	}
 	seen := make(map[string]bool)
 	for _, d := range s.Drivers {
-		if _, err := drivers.Parse(d); err != nil {
+		if err := drivers.CheckTopology(d, s.Topology); err != nil {
 			return bad("--driver: %v", err)
 		}
 		if seen[d] {

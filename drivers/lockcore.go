@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/lockhooks"
@@ -21,8 +22,9 @@ import (
 // Its options (see Configurable and lockcore_options.go) tune the local waiter queue and the
 // hand-over bounds: "lockcore:handoff=0" is strict mode.
 type LockcoreDriver struct {
-	spec string // the name with options; empty for plain "lockcore"
-	tune lockcoreTuning
+	spec  string   // the name with options; empty for plain "lockcore"
+	given []string // the option keys spec gives, sorted
+	tune  lockcoreTuning
 }
 
 var _ Configurable = LockcoreDriver{}
@@ -47,8 +49,11 @@ func (d LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.CheckTopology(t); err != nil {
+		return nil, err
+	}
 	if t == topoMasters {
-		return openLockcoreRedLock(ctx, cfg, d.tune.sync)
+		return openLockcoreRedLock(ctx, cfg, d.tune)
 	}
 	if err := checkNeeds(cfg, d.Name(), d.Kinds()); err != nil {
 		return nil, err
@@ -58,6 +63,28 @@ func (d LockcoreDriver) Open(ctx context.Context, cfg Config) (Locker, error) {
 		return nil, err
 	}
 	return &lockcoreLocker{lockcoreBase: b, needs: cfg.Needs}, nil
+}
+
+// redLockOptions are the lockcore options a RedLock on masters uses (watchdog as its lease,
+// not renewed): its per-master Clients keep lockcore's defaults otherwise.
+var redLockOptions = []string{"sync", "node_timeout", "watchdog"}
+
+// CheckTopology implements TopologyChecker: node_timeout is for masters alone, and on masters
+// only the RedLock's options apply; any other would label a run with a setting it never had.
+func (d LockcoreDriver) CheckTopology(topology string) error {
+	if topology != topoMasters {
+		if slices.Contains(d.given, "node_timeout") {
+			return fmt.Errorf("%w: lockcore option node_timeout is for --topology masters (RedLock); on %s nothing would use it", ErrBadOption, topology)
+		}
+		return nil
+	}
+	for _, k := range d.given {
+		if !slices.Contains(redLockOptions, k) {
+			return fmt.Errorf("%w: lockcore option %s has no use on --topology masters: the RedLock there takes only %s and %s", ErrBadOption, k,
+				strings.Join(redLockOptions[:len(redLockOptions)-1], ", "), redLockOptions[len(redLockOptions)-1])
+		}
+	}
+	return nil
 }
 
 // checkNeeds returns an error wrapping ErrUnsupported when cfg.Needs asks for kinds not in have.

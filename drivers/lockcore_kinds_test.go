@@ -526,6 +526,48 @@ func TestLockcoreRedLock(t *testing.T) {
 	}
 }
 
+// TestLockcoreNodeTimeout checks the node_timeout option: the RedLocks of the lockcore driver
+// on masters wait that long for a master (their settings say so), and on a topology without
+// RedLock the option is refused rather than ignored.
+func TestLockcoreNodeTimeout(t *testing.T) {
+	d, err := drivers.Parse("lockcore:node_timeout=1500ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := d.Open(context.Background(), single(t)); !errors.Is(err, drivers.ErrBadOption) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("node_timeout on a single server: %v, want ErrBadOption", err)
+	}
+	m := redistest.NewMasters(t, 3)
+	l := openDriver(t, d, drivers.Config{Topology: compose.KindMasters, Addrs: m.Addrs(), Concurrency: 2})
+	if got := l.Settings()["node_timeout"]; got != "1.5s" {
+		t.Errorf("settings node_timeout %q, want 1.5s", got)
+	}
+	exclude(t, l, "nt", 2, 5, 1)
+	def := openWith(t, "lockcore", drivers.Config{Topology: compose.KindMasters, Addrs: m.Addrs(), Concurrency: 2})
+	if got := def.Settings()["node_timeout"]; got != lockcore.DefaultRedLockNodeTimeout.String() {
+		t.Errorf("default settings node_timeout %q, want %v", got, lockcore.DefaultRedLockNodeTimeout)
+	}
+	if got, want := def.Settings()["lease"], drivers.LockcoreRedLockDefaultLease.String()+", not renewed"; got != want {
+		t.Errorf("default settings lease %q, want %q", got, want)
+	}
+	// watchdog is the RedLock's lease on masters (the safety matrix's rows give it); --lease wins.
+	wdd, err := drivers.Parse("lockcore:watchdog=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := openDriver(t, wdd, drivers.Config{Topology: compose.KindMasters, Addrs: m.Addrs(), Concurrency: 2})
+	if got := wd.Settings()["lease"]; got != "1s, not renewed" {
+		t.Errorf("watchdog=1s on masters: settings lease %q, want 1s, not renewed", got)
+	}
+	wd = openDriver(t, wdd, drivers.Config{Topology: compose.KindMasters, Addrs: m.Addrs(), Concurrency: 2, Lease: 3 * time.Second})
+	if got := wd.Settings()["lease"]; got != "3s, not renewed" {
+		t.Errorf("watchdog=1s and --lease 3s on masters: settings lease %q, want 3s, not renewed", got)
+	}
+}
+
 func openLockcore(cfg drivers.Config) (drivers.Locker, error) {
 	d, _ := drivers.Get("lockcore")
 	return d.Open(context.Background(), cfg)

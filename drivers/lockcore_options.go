@@ -3,6 +3,8 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,6 +26,7 @@ type lockcoreTuning struct {
 	watchdogLease time.Duration     // lockcore.Options.LeaseTime: 0 default
 	sync          lockcore.SyncMode // lockcore.Options.Sync: SyncAuto default
 	standardIO    bool              // lockcore.Options.StandardConnIO
+	nodeTimeout   time.Duration     // lockcore.RedLockOptions.NodeTimeout on masters: 0 default
 }
 
 // lockcoreSyncOption is the sync option, which every lockcore driver takes (see syncOption).
@@ -52,12 +55,14 @@ var lockcoreOptions = []Option{
 		lockcore.DefaultHandoffYield.String() + "; 0: none)"},
 	{"queue", "on|off: the local waiter queue; off: every goroutine attempts on its own, as before (default on)"},
 	{"watchdog", "lease of locks taken without --lease, renewed by the watchdog every third of it (default " +
-		lockcore.DefaultLeaseTime.String() + "; e.g. 1s with --workload longhold --hold 3s)"},
+		lockcore.DefaultLeaseTime.String() + "; e.g. 1s with --workload longhold --hold 3s); on --topology masters the RedLock's lease, not renewed (default " +
+		LockcoreRedLockDefaultLease.String() + ")"},
 	{"batch", "on|off (1|0): auto-batching of lock and unlock scripts issued while a call is in flight; off: one script call per operation (default on)"},
 	{"flush", "rueidis MaxFlushDelay: how long the pipeline waits to gather more commands into one write; 0: write at once (default " + lockcore.DefaultMaxFlushDelay.String() + ")"},
 	{"maxbatch", "most lock and unlock operations in one batch script call, 2 to 128 (default " + strconv.Itoa(lockcore.DefaultMaxBatch) + ")"},
 	{"connio", "raw|standard: how the client's connections read and write; raw: system calls that do not wake the Go runtime's monitor thread of an idle process (Linux); standard: Go's net.Conn (default raw; standard where lockbench dials itself, e.g. with --net or a unix:// address)"},
 	lockcoreSyncOption,
+	{"node_timeout", "on --topology masters (RedLock) only: how long an attempt or a release waits for one master's answer before counting it as failed (default " + lockcore.DefaultRedLockNodeTimeout.String() + "; elsewhere refused)"},
 	{"inflight", "the earlier batching: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns, 1 to 64 (default: batches gather, leaving when the client has run out of other work)"},
 }
 
@@ -136,6 +141,12 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 			}
 		case "sync":
 			t.sync, err = parseSync(v)
+		case "node_timeout":
+			if t.nodeTimeout, err = time.ParseDuration(v); err != nil {
+				err = errWantDuration
+			} else if t.nodeTimeout <= 0 {
+				err = fmt.Errorf("want a positive duration")
+			}
 		case "inflight":
 			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 1 || t.inFlight > 64 {
 				err = fmt.Errorf("want a whole number from 1 to 64")
@@ -150,7 +161,7 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 	if lease := t.lease(); t.handoffWindow > lease/4 {
 		return nil, fmt.Errorf("%w: lockcore option handoff_window=%v: at most a quarter of the watchdog lease (%v), or a chain of hand-overs could outlast the lease it was granted under; lengthen it with watchdog=", ErrBadOption, t.handoffWindow, lease)
 	}
-	return LockcoreDriver{spec: spec, tune: t}, nil
+	return LockcoreDriver{spec: spec, given: slices.Sorted(maps.Keys(opts)), tune: t}, nil
 }
 
 // errWantDuration replaces time.ParseDuration's message, which quotes Go's syntax at the user.

@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -28,14 +29,20 @@ const (
 )
 
 // openLockcoreRedLock opens one lockcore Client per independent master in cfg, for RedLock.
-// sync is the sync option, the one lockcore option that applies to a RedLock's Clients.
-func openLockcoreRedLock(_ context.Context, cfg Config, sync lockcore.SyncMode) (Locker, error) {
+// Of the tuning it uses sync (the one lockcore option that applies to a RedLock's Clients),
+// node_timeout (0: lockcore's default) and watchdog, the lease of locks taken without --lease,
+// which on masters is the RedLock's, not renewed (0: LockcoreRedLockDefaultLease).
+func openLockcoreRedLock(_ context.Context, cfg Config, tune lockcoreTuning) (Locker, error) {
 	if err := checkNeeds(cfg, "lockcore on masters (RedLock)", lockcoreRedLockKinds); err != nil {
 		return nil, err
 	}
-	l := &lockcoreRedLocker{lease: cfg.Lease, sync: sync}
+	sync := tune.sync
+	l := &lockcoreRedLocker{lease: cfg.Lease, sync: sync, nodeTimeout: tune.nodeTimeout}
 	if l.lease <= 0 {
-		l.lease = LockcoreRedLockDefaultLease
+		l.lease = cmp.Or(tune.watchdogLease, LockcoreRedLockDefaultLease)
+	}
+	if l.nodeTimeout <= 0 {
+		l.nodeTimeout = lockcore.DefaultRedLockNodeTimeout
 	}
 	for _, addr := range cfg.Addrs {
 		one := cfg
@@ -56,6 +63,8 @@ type lockcoreRedLocker struct {
 	clients []*lockcore.Client
 	lease   time.Duration
 	sync    lockcore.SyncMode // the sync option given
+	// nodeTimeout is every RedLock's lockcore.RedLockOptions.NodeTimeout.
+	nodeTimeout time.Duration
 }
 
 func (l *lockcoreRedLocker) NewWorker() Worker {
@@ -70,7 +79,7 @@ func (l *lockcoreRedLocker) Settings() map[string]string {
 		"lock":          "RedLock over " + strconv.Itoa(n) + " masters (a Mutex on each)",
 		"quorum":        strconv.Itoa(n/2 + 1),
 		"lease":         l.lease.String() + ", not renewed",
-		"node_timeout":  lockcore.DefaultRedLockNodeTimeout.String(),
+		"node_timeout":  l.nodeTimeout.String(),
 		"retry_delay":   LockcoreRedLockRetryDelay.String() + " ±50%",
 		"multi_lock":    "MultiLock over RedLocks, step wait " + lockcore.DefaultMultiLockStepWait.String(),
 		"scripts":       "EVALSHA",
@@ -107,7 +116,7 @@ func (w *lockcoreRedLockWorker) redLock(name string) *lockcore.RedLock {
 }
 
 func (w *lockcoreRedLockWorker) newRedLock(name string) *lockcore.RedLock {
-	return lockcore.NewRedLock(w.l.clients, name, lockcore.RedLockOptions{RetryDelay: LockcoreRedLockRetryDelay})
+	return lockcore.NewRedLock(w.l.clients, name, lockcore.RedLockOptions{RetryDelay: LockcoreRedLockRetryDelay, NodeTimeout: w.l.nodeTimeout})
 }
 
 // Lock makes one RedLock attempt after another until one is granted or ctx ends. An attempt

@@ -23,6 +23,38 @@ type Configurable interface {
 	Configure(spec string, opts map[string]string) (Driver, error)
 }
 
+// TopologyChecker is a Driver some of whose options apply on some topologies only.
+type TopologyChecker interface {
+	Driver
+	// CheckTopology returns an error wrapping ErrBadOption when an option the driver was
+	// configured with has no use on topology (single, sentinel, cluster or masters). Open
+	// refuses the same; checked first, a run refuses it before it starts a deployment.
+	CheckTopology(topology string) error
+}
+
+// CheckTopology checks the driver spec's options against topology, a --topology as users write
+// it ("masters:3" is masters). Errors are Parse's, or wrap ErrBadOption. A driver whose options
+// hold everywhere, or a topology of no known kind, passes: Open says the rest.
+func CheckTopology(spec, topology string) error {
+	d, err := Parse(spec)
+	if err != nil {
+		return err
+	}
+	tc, ok := d.(TopologyChecker)
+	if !ok {
+		return nil
+	}
+	kind, _, _ := strings.Cut(topology, ":")
+	if kind == "" {
+		kind = topoSingle
+	}
+	switch kind {
+	case topoSingle, topoSentinel, topoCluster, topoMasters:
+		return tc.CheckTopology(kind)
+	}
+	return nil
+}
+
 // Option is one key a Configurable driver takes.
 type Option struct {
 	Key  string

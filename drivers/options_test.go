@@ -79,6 +79,7 @@ func TestParseDriverOptions(t *testing.T) {
 		"redisson:subscribe_timeout=0s", "redisson-fair:fair_wait=soon", "redisson:handoff=0",
 		"naive:lease=1ms", "naive:lease=x", "redsync:lease=0s", "rueidislock:validity=2ms", "rueidislock:majority=2",
 		"redisson:watchdog=1ms", "lockcore-fenced:watchdog=x", "lockcore-fenced:nope=1",
+		"lockcore:node_timeout=0s", "lockcore:node_timeout=-1s", "lockcore:node_timeout=soon",
 		"lockcore:sync=maybe", "lockcore:sync=", "lockcore-fenced:sync=on", "lockcore-fair:sync=1", "lockcore-fair:handoff=0"} {
 		if _, err := drivers.Parse(bad); !errors.Is(err, drivers.ErrBadOption) {
 			t.Errorf("Parse(%q) = %v, want ErrBadOption", bad, err)
@@ -86,6 +87,36 @@ func TestParseDriverOptions(t *testing.T) {
 	}
 	if _, err := drivers.Parse("nope:handoff=0"); err == nil || errors.Is(err, drivers.ErrBadOption) {
 		t.Errorf("Parse of an unknown driver = %v, want the unknown-driver error", err)
+	}
+}
+
+// CheckTopology refuses, before any deployment exists, a lockcore option the topology has no
+// use for: node_timeout off masters, and on masters any but the RedLock's own three.
+func TestCheckTopology(t *testing.T) {
+	for _, tc := range []struct {
+		spec, topology string
+		bad            bool
+	}{
+		{"lockcore:node_timeout=1s", "single", true},
+		{"lockcore:node_timeout=1s", "cluster", true},
+		{"lockcore:node_timeout=1s", "masters:3", false},
+		{"lockcore:sync=off:node_timeout=1s", "masters:5", false},
+		{"lockcore:watchdog=1s:sync=wait", "masters:5", false}, // the safety matrix's row: the RedLock's lease
+		{"lockcore:batch=0", "masters:3", true},
+		{"lockcore:sync=off:flush=0", "masters:1", true},
+		{"lockcore:batch=0", "cluster", false},
+		{"lockcore:sync=off", "sentinel", false},
+		{"lockcore", "masters:3", false},
+		{"redsync", "masters:3", false},
+		{"lockcore:batch=0", "", false}, // single
+	} {
+		err := drivers.CheckTopology(tc.spec, tc.topology)
+		if tc.bad != errors.Is(err, drivers.ErrBadOption) || !tc.bad && err != nil {
+			t.Errorf("CheckTopology(%q, %q) = %v; want refused: %v", tc.spec, tc.topology, err, tc.bad)
+		}
+	}
+	if err := drivers.CheckTopology("nope", "single"); err == nil {
+		t.Error("CheckTopology of an unknown driver: nil, want Parse's error")
 	}
 }
 

@@ -292,12 +292,13 @@ func TestUnsupportedDriverIsSkipped(t *testing.T) {
 
 // TestMastersRunsLockcoreRedLock runs lockcore (RedLock over one client per master), redsync
 // and naive on 3 independent masters: the two RedLocks run, with every master serving commands,
-// and naive is skipped.
+// and naive is skipped. lockcore's RedLocks wait 2 s for a master, not 200 ms: a loaded CI
+// machine once left a release unanswered by all three for that long, a failed run.
 func TestMastersRunsLockcoreRedLock(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	errb := &syncBuffer{}
-	cmd := lockbench(t, errb, "run", "--topology", "masters:3", "--driver", "lockcore,redsync,naive", "--concurrency", "8", "--keys", "100",
+	cmd := lockbench(t, errb, "run", "--topology", "masters:3", "--driver", "lockcore:node_timeout=2s,redsync,naive", "--concurrency", "8", "--keys", "100",
 		"--duration", "1s", "--warmup", "0s", "--out", dir)
 	code, _ := finish(t, cmd, errb)
 	if code != exitOK {
@@ -323,11 +324,11 @@ func TestMastersRunsLockcoreRedLock(t *testing.T) {
 			t.Errorf("%s: per-node commands %+v, want all 3 masters > 0", r.Driver, r.Nodes)
 		}
 	}
-	if !slices.Equal(ran, []string{"lockcore", "redsync"}) {
+	if !slices.Equal(ran, []string{"lockcore:node_timeout=2s", "redsync"}) {
 		t.Fatalf("runs %v, want lockcore and redsync", ran)
 	}
-	if s := f.Runs[0].DriverSettings; !strings.HasPrefix(s["lock"], "RedLock over 3") || s["quorum"] != "2" {
-		t.Errorf("lockcore settings %v, want RedLock over 3 masters, quorum 2", s)
+	if s := f.Runs[0].DriverSettings; !strings.HasPrefix(s["lock"], "RedLock over 3") || s["quorum"] != "2" || s["node_timeout"] != "2s" {
+		t.Errorf("lockcore settings %v, want RedLock over 3 masters, quorum 2, node timeout 2s", s)
 	}
 	assertServerGone(t, errb.String())
 }
@@ -482,6 +483,9 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"--fanout", "-3"}, "--fanout -3"},
 		{[]string{"--workload", "multilock", "--keys", "4", "--fanout", "5"}, "--fanout 5: want 1 to 4"},
 		{[]string{"--fanout", "1001"}, "at most 1000"},
+		// Refused before any deployment starts: an option the topology has no use for.
+		{[]string{"--driver", "naive,lockcore:node_timeout=1s"}, "node_timeout is for --topology masters (RedLock); on single"},
+		{[]string{"--topology", "masters:3", "--driver", "redsync,lockcore:batch=0"}, "option batch has no use on --topology masters"},
 	}
 	for _, tc := range cases {
 		var out, errb bytes.Buffer
