@@ -142,6 +142,34 @@ func TestGeneratorsDockerUnreachable(t *testing.T) {
 	assertNothingLeft(t, cmd.Process.Pid)
 }
 
+// An exec adapter with --generators docker on a deployment lockbench attached to (a unix
+// socket: not loopback, so the docker checks pass): the preflight reads the adapter's hello on
+// this machine before any container runs, and an adapter that is not here fails the run (exit 1)
+// naming it and saying why it was started here, with nothing started on the engine.
+func TestGeneratorsDockerAdapterHelloHere(t *testing.T) {
+	t.Parallel()
+	lbImage := generatorstest.Image(t)
+	sock := startSocketRedis(t)
+	errb := &syncBuffer{}
+	cmd := lockbench(t, errb, "run", "--addr", "unix://"+sock, "--procs", "2", "--generators", "docker",
+		"--generator-image", lbImage, "--driver", "exec:gone=/nonexistent/adapter", "--duration", "1s",
+		"--warmup", "0s", "--no-results")
+	code, out := finish(t, cmd, errb)
+	t.Cleanup(func() { removeLeft(cmd.Process.Pid) })
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFailure, out, errb)
+	}
+	for _, want := range []string{"adapter gone", "with --generators docker too", "must run here"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+	if strings.Contains(errb.String(), "lockbench-gen-") {
+		t.Errorf("a generator container was started:\n%s", errb)
+	}
+	assertNothingLeft(t, cmd.Process.Pid)
+}
+
 // startSocketRedis starts a redis-server listening only on a unix socket in a temp dir, stopped
 // when the test ends, and returns the socket's path.
 func startSocketRedis(t *testing.T) string {

@@ -2,6 +2,7 @@ package extdriver_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -133,7 +134,7 @@ func TestDeclaredKeys(t *testing.T) {
 	if ds, err := extdriver.DeclaredKeys(ctx, []string{"lockcore", "exec:null"}, cfg); err != nil || ds != nil {
 		t.Errorf("no exec adapter: %+v, %v; want none started, none declared", ds, err)
 	}
-	if _, err := extdriver.DeclaredKeys(ctx, []string{"exec:gone=/nonexistent/adapter"}, cfg); err == nil || !strings.Contains(err.Error(), "adapter gone") {
+	if _, err := extdriver.DeclaredKeys(ctx, []string{"exec:gone=/nonexistent/adapter"}, cfg); !errors.Is(err, extdriver.ErrHello) || !strings.Contains(err.Error(), "adapter gone") {
 		t.Errorf("an adapter that does not start: %v; want it named", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/conn"
+	"github.com/lockbench/lockbench/extdriver"
 	"github.com/lockbench/lockbench/progress"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/target"
@@ -43,6 +44,8 @@ func prepare(ctx context.Context, cmd string, f *runFlags, in *interrupter, ui *
 	switch {
 	case errors.Is(err, bench.ErrBadSpec):
 		return fail(err.Error(), exitUsage) // nothing was measured or deleted
+	case errors.Is(err, extdriver.ErrHello) && f.gens.docker():
+		return fail(err.Error()+" (with --generators docker too, lockbench reads each exec adapter's hello on this machine before the containers run: its command must run here, as the same library --generator-image holds)", exitFailure)
 	case err != nil:
 		return fail(err.Error(), exitFailure)
 	}
