@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,10 @@ func TestWithTheRest(t *testing.T) {
 		if err != nil || run.Concurrency != 4 || run.Acquisitions == 0 || run.Errors != 0 || run.Violations != 0 {
 			t.Fatalf("sweep step of 4 workers: %d workers, %d acquisitions, %d errors, %d violations, %v; want 4 that acquired, cleanly",
 				run.Concurrency, run.Acquisitions, run.Errors, run.Violations, err)
+		}
+		// The adapter's part of the client CPU is recorded apart (from /proc, Linux only).
+		if runtime.GOOS == "linux" && (run.AdapterCPUUS <= 0 || run.AdapterCPUUS > run.ClientCPUUS) {
+			t.Errorf("adapter CPU %v µs of client CPU %v µs; want a part of it, above 0", run.AdapterCPUUS, run.ClientCPUUS)
 		}
 		runs = append(runs, run)
 	}

@@ -29,6 +29,9 @@ type Group struct {
 	CommandsPerAcquisition    float64
 	ClientCPUPerAcquisitionUS float64
 	ServerCPUPerAcquisitionUS float64
+	// AdapterCPUPerAcquisitionUS is the part of ClientCPUPerAcquisitionUS an external
+	// driver's adapter spent (Run.AdapterCPUUS); 0 for built-in drivers.
+	AdapterCPUPerAcquisitionUS float64
 	// ProjectedPerS and RedisBusy are the medians of the runs' Capacity (projected
 	// server-bound acq/s, the busiest master's utilization) over the runs that have one; 0 when
 	// none does.
@@ -81,7 +84,7 @@ func topologyLabel(r *Run) string {
 func GroupRuns(runs []Run) []Group { return GroupRunsIgnoring(runs, nil) }
 
 func (g *Group) summarize() {
-	var tput, cmds, ccpu, scpu, failed, handoffs, proj, busy []float64
+	var tput, cmds, ccpu, acpu, scpu, failed, handoffs, proj, busy []float64
 	var acq, rel, cyc percentileSamples
 	for _, r := range g.Runs {
 		g.Acquisitions += r.Acquisitions
@@ -108,6 +111,7 @@ func (g *Group) summarize() {
 		cyc.add(r.CycleLatencyUS)
 		cmds = appendPositive(cmds, r.RedisCommandsPerAcquisition)
 		ccpu = appendPositive(ccpu, r.ClientCPUPerAcquisitionUS)
+		acpu = appendPositive(acpu, r.AdapterCPUPerAcquisitionUS)
 		scpu = appendPositive(scpu, r.ServerCPUPerAcquisitionUS)
 		if c := r.Capacity; c != nil {
 			proj, busy = append(proj, c.ProjectedPerS), append(busy, c.Utilization)
@@ -124,6 +128,7 @@ func (g *Group) summarize() {
 	g.AcquireP50US, g.AcquireP99US, g.AcquireP999US = g.AcquireLatencyUS.P50, g.AcquireLatencyUS.P99, g.AcquireLatencyUS.P999
 	g.CommandsPerAcquisition = Median(cmds)
 	g.ClientCPUPerAcquisitionUS, g.ServerCPUPerAcquisitionUS = Median(ccpu), Median(scpu)
+	g.AdapterCPUPerAcquisitionUS = Median(acpu)
 	g.ProjectedPerS, g.RedisBusy = Median(proj), Median(busy)
 	if len(tput) > 0 {
 		g.MinThroughputPerS, g.MaxThroughputPerS = slices.Min(tput), slices.Max(tput)

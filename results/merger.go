@@ -154,6 +154,7 @@ func (g *Merger) Add(p *Run) error {
 	m.RedisCommands += p.RedisCommands
 	m.RedisCommandsByName = addCounts(m.RedisCommandsByName, p.RedisCommandsByName)
 	m.ClientCPUUS += p.ClientCPUUS
+	m.AdapterCPUUS += p.AdapterCPUUS
 	m.ServerCPUUS += p.ServerCPUUS
 	m.TargetRate += p.TargetRate
 	m.AchievedRate += p.AchievedRate

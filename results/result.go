@@ -134,9 +134,15 @@ type Run struct {
 	Nodes []NodeResult `json:"nodes,omitempty"`
 
 	// ClientCPUUS is lockbench's own CPU time (user + sys, all threads) over the measured
-	// phase, in microseconds: the client-side cost of the lock library. 0: not measured.
+	// phase, in microseconds, with an external driver's adapter process's added: the
+	// client-side cost of the lock library. 0: not measured.
 	ClientCPUUS               float64 `json:"client_cpu_us,omitempty"`
 	ClientCPUPerAcquisitionUS float64 `json:"client_cpu_per_acquisition_us,omitempty"`
+	// AdapterCPUUS is the part of ClientCPUUS an external driver's adapter process spent (the
+	// rest is lockbench's process), so that a reader sees the library's side of the pipe apart
+	// from lockbench's. 0 for built-in drivers.
+	AdapterCPUUS               float64 `json:"adapter_cpu_us,omitempty"`
+	AdapterCPUPerAcquisitionUS float64 `json:"adapter_cpu_per_acquisition_us,omitempty"`
 	// ServerCPUUS is the Redis servers' CPU time (used_cpu_user + used_cpu_sys, summed over
 	// every measured node, replicas included) over the measured phase, in microseconds.
 	ServerCPUUS               float64 `json:"server_cpu_us,omitempty"`
@@ -359,7 +365,8 @@ func (r *Run) SetWaiting(w WaitCounts) {
 	r.setRatios()
 }
 
-// SetClientCPU records lockbench's own CPU time over the measured phase. It
+// SetClientCPU records lockbench's own CPU time over the measured phase (an external driver's
+// adapter's added). It
 // may be called before or after Fill. It is not safe for concurrent use on
 // the same Run.
 func (r *Run) SetClientCPU(cpu time.Duration) {
@@ -367,9 +374,17 @@ func (r *Run) SetClientCPU(cpu time.Duration) {
 	r.setRatios()
 }
 
+// SetAdapterCPU records the part of the client CPU an external driver's adapter process spent
+// over the measured phase.
+func (r *Run) SetAdapterCPU(cpu time.Duration) {
+	r.AdapterCPUUS = micros64(cpu)
+	r.setRatios()
+}
+
 func (r *Run) setRatios() {
 	r.RedisCommandsPerAcquisition = perAcquisition(r.RedisCommands, r.Acquisitions)
 	r.ClientCPUPerAcquisitionUS = perAcquisitionF(r.ClientCPUUS, r.Acquisitions)
+	r.AdapterCPUPerAcquisitionUS = perAcquisitionF(r.AdapterCPUUS, r.Acquisitions)
 	r.ServerCPUPerAcquisitionUS = perAcquisitionF(r.ServerCPUUS, r.Acquisitions)
 	r.Capacity = r.capacity()
 	if d := r.DriverCounts; d != nil {

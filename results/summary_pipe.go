@@ -32,12 +32,12 @@ func writePipe(buf *bytes.Buffer, groups []Group, label func(*Group) string) {
 				continue
 			}
 			if sep != "" {
-				fmt.Fprintf(buf, "%sthe pipe in external drivers' latency (%s, the protocol with no lock work, same run: acquire p50 %s, p99 %s):\n",
-					sep, label(n), latency(n.AcquireP50US), latency(n.AcquireP99US))
+				fmt.Fprintf(buf, "%sthe pipe in external drivers' latency (%s, the protocol with no lock work, same run: acquire p50 %s, p99 %s%s):\n",
+					sep, label(n), latency(n.AcquireP50US), latency(n.AcquireP99US), cpuSplit(n))
 				sep = ""
 			}
-			fmt.Fprintf(buf, "  %s: acquire p50 %s (the pipe %s), p99 %s (the pipe %s)\n", label(g),
-				latency(g.AcquireP50US), pipeShare(n.AcquireP50US, g.AcquireP50US), latency(g.AcquireP99US), pipeShare(n.AcquireP99US, g.AcquireP99US))
+			fmt.Fprintf(buf, "  %s: acquire p50 %s (the pipe %s), p99 %s (the pipe %s)%s\n", label(g),
+				latency(g.AcquireP50US), pipeShare(n.AcquireP50US, g.AcquireP50US), latency(g.AcquireP99US), pipeShare(n.AcquireP99US, g.AcquireP99US), cpuSplit(g))
 		}
 	}
 }
@@ -48,4 +48,14 @@ func pipeShare(part, whole float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(100*part/whole, 'f', 0, 64) + "%"
+}
+
+// cpuSplit states an external driver's client CPU per acquisition and the adapter process's part
+// of it (medians), "" when the adapter's was not measured.
+func cpuSplit(g *Group) string {
+	a, c := g.AdapterCPUPerAcquisitionUS, g.ClientCPUPerAcquisitionUS
+	if a <= 0 || c <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; client CPU/acq %s, the adapter's %s of it", cpuTime(c), cpuTime(a))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSummaryStatesThePipe: with the null adapter's row (exec:null) in the run, each external
@@ -16,12 +17,15 @@ func TestSummaryStatesThePipe(t *testing.T) {
 	}
 	py := "exec:redis-py=/usr/bin/python3 adapters/redispy_lock.py"
 	var buf bytes.Buffer
-	if err := WriteSummary(&buf, []Run{run("lockcore", 300, 900), run(py, 800, 4000), run("exec:null", 40, 200)}); err != nil {
+	pyRun := run(py, 800, 4000)
+	pyRun.SetClientCPU(50 * time.Millisecond) // 50 µs per acquisition
+	pyRun.SetAdapterCPU(35 * time.Millisecond)
+	if err := WriteSummary(&buf, []Run{run("lockcore", 300, 900), pyRun, run("exec:null", 40, 200)}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{"the pipe in external drivers' latency (exec:null, the protocol with no lock work, same run: acquire p50 40µs, p99 200µs):",
-		"  " + py + ": acquire p50 800µs (the pipe 5%), p99 4.00ms (the pipe 5%)"} {
+		"  " + py + ": acquire p50 800µs (the pipe 5%), p99 4.00ms (the pipe 5%); client CPU/acq 50µs, the adapter's 35µs of it"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

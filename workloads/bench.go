@@ -171,7 +171,7 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 			}
 		}
 	}
-	cpuBefore, cpuOK := clientCPU(locker)
+	cpuBefore, extBefore, cpuOK := clientCPU(locker)
 	timeline.Start()
 	if cfg.stall != nil {
 		cfg.stall.arm(timeline.Started()) // the faults' clock (Measure below)
@@ -186,8 +186,11 @@ func Run(ctx context.Context, p Plan) (results.Run, error) {
 	if live != nil {
 		live.stopPolling()
 	}
-	if cpuAfter, ok := clientCPU(locker); ok && cpuOK {
+	if cpuAfter, extAfter, ok := clientCPU(locker); ok && cpuOK {
 		run.SetClientCPU(cpuAfter - cpuBefore)
+		if _, isExt := locker.(drivers.CPULocker); isExt {
+			run.SetAdapterCPU(extAfter - extBefore)
+		}
 	}
 	if err := errors.Join(run.Fill(results.Merge(ph.Recorders...), ph.Elapsed), tlErr); err != nil {
 		return run, err

@@ -7,13 +7,14 @@ import (
 )
 
 // clientCPU is the CPU time the client side has used so far: this process, plus the library's
-// own processes when l is a drivers.CPULocker (an external driver's adapter). False if either
-// is unknown: a figure without the adapter would flatter it.
-func clientCPU(l drivers.Locker) (time.Duration, bool) {
+// own processes when l is a drivers.CPULocker (an external driver's adapter), which is also
+// returned alone as ext. False if either is unknown: a figure without the adapter would flatter
+// it.
+func clientCPU(l drivers.Locker) (total, ext time.Duration, ok bool) {
 	d, ok := processCPU()
-	if c, ext := l.(drivers.CPULocker); ext && ok {
+	if c, isExt := l.(drivers.CPULocker); isExt && ok {
 		e, eok := c.ExternalCPU()
-		return d + e, eok
+		return d + e, e, eok
 	}
-	return d, ok
+	return d, 0, ok
 }
