@@ -94,8 +94,20 @@ type SweepRoundTrip struct {
 	P99US     float64 `json:"p99_us,omitempty"`
 	P999US    float64 `json:"p999_us,omitempty"`
 	MaxUS     float64 `json:"max_us,omitempty"`
+	// FromSlot, paced round trips only, is the same requests timed from their slots, as a run
+	// times its acquisitions from their intended starts: the pacer waking late is in it, where
+	// the figures above begin at the send. Nil back to back.
+	FromSlot *SweepFromSlot `json:"from_slot,omitempty"`
 	// Error says why there is no round trip (the latencies are then 0); empty otherwise.
 	Error string `json:"error,omitempty"`
+}
+
+// SweepFromSlot is a paced round trip's percentiles from each request's slot, in µs.
+type SweepFromSlot struct {
+	P50US  float64 `json:"p50_us"`
+	P99US  float64 `json:"p99_us"`
+	P999US float64 `json:"p999_us"`
+	MaxUS  float64 `json:"max_us"`
 }
 
 // SweepFloor is one driver's noise floor: the SLO percentile at a load so low that the

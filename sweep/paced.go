@@ -16,7 +16,11 @@ import (
 // Between two requests the client's CPU and the server's idle as they do in a run at that
 // rate, so the wake-ups from idle that a run pays, the probe pays too; back to back, neither
 // CPU ever idles. The time is from the request's send (after the wait) to its answer, so the
-// pacer's own lateness, which a run reports as its start lag, is not in it.
+// pacer's own lateness, which a run reports as its start lag, is not in it; FromSlot times the
+// same requests from their slots, as a run times its acquisitions, lateness included, so that a
+// run's tail compares with it like for like (on this project's VMs a paced request is now and
+// then late by milliseconds, before its send or after it, with no lockbench involved:
+// docs/findings.md).
 
 // Defaults of the paced round trips: at most DefaultPacedRoundTrips requests a rate or
 // DefaultPacedRoundTripTime (or one run's measured phase, if shorter), whichever ends first
@@ -66,16 +70,16 @@ func MeasurePacedRoundTrip(ctx context.Context, ping func(context.Context) error
 	w := pacing.NewWaiter(pacing.NewSpinBudget(pacing.DefaultSpinShare, pacing.DefaultSpinWindow))
 	defer w.Close()
 	var start time.Time
-	wait := func(ctx context.Context, deadline time.Time) bool {
+	wait := func(ctx context.Context, deadline time.Time) (time.Time, bool) {
 		if start.IsZero() {
 			start = time.Now().Add(time.Millisecond) // the first slot, as a phase's, a little ahead
 		}
 		at := start.Add(sched.Next())
 		if !at.Before(deadline) {
-			return false
+			return at, false
 		}
 		_, ok := w.Wait(ctx, at)
-		return ok
+		return at, ok
 	}
 	rt := measureRoundTrip(ctx, ping, n, d, percentile, what, wait)
 	rt.RatePerS = rate

@@ -119,9 +119,10 @@ func MeasureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 }
 
 // measureRoundTrip is MeasureRoundTrip with a wait before each ping (nil: none), which
-// returns false when ctx ended or the time bound would pass first; its context carries the
-// deadline d and the interrupt. An Error starts with what.
-func measureRoundTrip(ctx context.Context, ping func(context.Context) error, n int, d time.Duration, percentile float64, what string, wait func(context.Context, time.Time) bool) results.SweepRoundTrip {
+// returns the request's slot, and false when ctx ended or the time bound would pass first; its
+// context carries the deadline d and the interrupt. With a wait, FromSlot times each request
+// from its slot as well. An Error starts with what.
+func measureRoundTrip(ctx context.Context, ping func(context.Context) error, n int, d time.Duration, percentile float64, what string, wait func(context.Context, time.Time) (time.Time, bool)) results.SweepRoundTrip {
 	// A deadline rather than a cancel: rueidis sends a call whose context has a deadline and
 	// no other cancel on the caller's goroutine (a write and a read), with none of its
 	// pipeline's hand-offs; the interrupt is checked between calls.
@@ -131,17 +132,28 @@ func measureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 	wctx, wcancel := context.WithDeadline(ctx, deadline)
 	defer wcancel()
 	h := hdrhistogram.New(results.MinLatencyUS, results.MaxLatencyUS, results.SigFigs)
+	var fromSlot *hdrhistogram.Histogram // paced: from each request's slot
+	if wait != nil {
+		fromSlot = hdrhistogram.New(results.MinLatencyUS, results.MaxLatencyUS, results.SigFigs)
+	}
 	began := time.Now()
 	var err error
 	for i := 0; i < n && ctx.Err() == nil && pctx.Err() == nil; i++ {
-		if wait != nil && !wait(wctx, deadline) {
-			break
+		var slot time.Time
+		if wait != nil {
+			var ok bool
+			if slot, ok = wait(wctx, deadline); !ok {
+				break
+			}
 		}
 		start := time.Now()
 		if err = ping(pctx); err != nil {
 			break
 		}
 		_ = h.RecordValue(max(time.Since(start).Microseconds(), results.MinLatencyUS)) // clamped to the range
+		if fromSlot != nil {
+			_ = fromSlot.RecordValue(max(time.Since(slot).Microseconds(), results.MinLatencyUS))
+		}
 	}
 	rt := results.SweepRoundTrip{Count: h.TotalCount(), DurationS: time.Since(began).Seconds()}
 	switch {
@@ -158,5 +170,9 @@ func measureRoundTrip(ctx context.Context, ping func(context.Context) error, n i
 	at := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) }
 	rt.P50US, rt.P99US, rt.P999US, rt.MaxUS = at(50), at(99), at(99.9), float64(h.Max())
 	rt.LatencyUS = at(percentile)
+	if fromSlot != nil {
+		q := func(p float64) float64 { return float64(fromSlot.ValueAtQuantile(p)) }
+		rt.FromSlot = &results.SweepFromSlot{P50US: q(50), P99US: q(99), P999US: q(99.9), MaxUS: float64(fromSlot.Max())}
+	}
 	return rt
 }

@@ -198,6 +198,30 @@ func TestMeasurePacedRoundTripRealServer(t *testing.T) {
 	if rt.DurationS < float64(n-1)/1000 {
 		t.Errorf("%d pings at 1000/s took %vs; want %vs at least", n, rt.DurationS, float64(n-1)/1000)
 	}
+	// From its slot a request takes at least what it takes from its send, request by request,
+	// so every percentile is at least the same percentile from the send.
+	f := rt.FromSlot
+	if f == nil || f.P50US < rt.P50US || f.P99US < rt.P99US || f.P999US < rt.P999US || f.MaxUS < rt.MaxUS {
+		t.Errorf("from the slot %+v; want each percentile at least the one from the send (%+v)", f, rt)
+	}
+	if b2b := MeasureRoundTrip(t.Context(), p.Ping, minRoundTrips, time.Minute, 99); b2b.Error != "" || b2b.FromSlot != nil {
+		t.Errorf("back to back: %+v; want figures and no from-slot ones (no slots)", b2b)
+	}
+}
+
+// A request that takes longer than the gap between slots makes every later one start behind
+// its slot: from the send each takes its 3ms, from the slot they fall further and further
+// behind, and FromSlot says so where the send's figures cannot.
+func TestMeasurePacedRoundTripFromSlot(t *testing.T) {
+	slow := func(context.Context) error { time.Sleep(3 * time.Millisecond); return nil }
+	const n = minRoundTrips + 20 // request i starts about 3i ms in, its slot is at i ms: the last ~240ms late
+	rt := MeasurePacedRoundTrip(t.Context(), slow, 1000, n, time.Minute, 99)
+	if rt.Error != "" || rt.Count != n || rt.FromSlot == nil {
+		t.Fatalf("%+v; want %d answers with from-slot figures", rt, n)
+	}
+	if rt.MaxUS >= 20_000 || rt.FromSlot.MaxUS < 200_000 {
+		t.Errorf("from the send max %vµs, from the slot max %vµs; want under 20ms and 200ms at least", rt.MaxUS, rt.FromSlot.MaxUS)
+	}
 }
 
 // The paced probe's bounds: the time bound ends it before a slot past it, an interrupt ends it
