@@ -6,7 +6,8 @@
 //	lockbench run --driver 'exec:null=go run ./adapters/null'
 //
 // -fault makes it a negative control (see adapter.WithFault): nolock, die-after=N, hang-after=N,
-// garbage-after=N.
+// garbage-after=N. -delay D answers every call D later, as a library waiting on its server
+// does (see adapter.WithDelay): the pipe's cost at a library's latency.
 package main
 
 import (

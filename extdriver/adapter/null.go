@@ -14,17 +14,22 @@ import (
 const NullArg = "null-adapter"
 
 // MainNull is the null adapter's main: Serve over Memory (leased by extdriver.EnvLeaseMS) on
-// stdin and stdout. args are its flags: -fault makes it a negative control (WithFault). It
-// returns the exit code: 0 after a clean end of stdin, 1 on a protocol or I/O error, 2 on bad
-// flags.
+// stdin and stdout. args are its flags: -fault makes it a negative control (WithFault), -delay
+// answers every call that much later (WithDelay). It returns the exit code: 0 after a clean end
+// of stdin, 1 on a protocol or I/O error, 2 on bad flags.
 func MainNull(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("null adapter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fault := fs.String("fault", "", "negative control: nolock, die-after=N, hang-after=N or garbage-after=N")
+	delay := fs.Duration("delay", 0, "answer every acquire and release this much later, as a library waiting on its server does (the pipe at a library's latency)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	lib, err := WithFault(NewMemory(LeaseFromEnv()), *fault)
+	if *delay < 0 {
+		fmt.Fprintln(stderr, "null adapter: -delay must not be negative")
+		return 2
+	}
+	lib, err := WithFault(WithDelay(NewMemory(LeaseFromEnv()), *delay), *fault)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
