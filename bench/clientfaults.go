@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -74,6 +75,9 @@ var _ faults.Clients = procClients{}
 
 func (p procClients) Name(gen int) (string, error) {
 	pid, err := p.c.Pid(gen - 1)
+	if errors.Is(err, fleet.ErrNotStarted) {
+		return "", fmt.Errorf("%w: %w", faults.ErrNotStarted, err)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -90,7 +94,13 @@ type containerClients struct{ c *generators.Containers }
 
 var _ faults.Clients = containerClients{}
 
-func (g containerClients) Name(gen int) (string, error) { return g.c.Name(gen - 1) }
+func (g containerClients) Name(gen int) (string, error) {
+	name, err := g.c.Name(gen - 1)
+	if errors.Is(err, generators.ErrNotStarted) {
+		return "", fmt.Errorf("%w: %w", faults.ErrNotStarted, err)
+	}
+	return name, err
+}
 
 func (g containerClients) Pause(ctx context.Context, gen int) error { return g.c.Pause(ctx, gen-1) }
 

@@ -256,8 +256,9 @@ func TestGeneratorsDockerPauseClientCtrlC(t *testing.T) {
 	lbImage := generatorstest.Image(t)
 	dir := t.TempDir()
 	errb := &syncBuffer{}
-	// At 2 s, not 200 ms: a loaded machine started a generator container 0.6 s late, and a fault
-	// fired at a generator not yet running fails the run (CI, 2026-11-27).
+	// At 2 s, not 200 ms: a loaded machine started a generator container 0.6 s late (CI,
+	// 2026-11-27), another 6.6 s late (2026-11-28); a pause now waits for its generator to start,
+	// and the test waits for the container to show paused.
 	const spec = "pause-client:gen2@2s+20s"
 	cmd := lockbench(t, errb, "run", "--procs", "2", "--generators", "docker", "--generator-image", lbImage,
 		"--driver", "lockcore", "--keys", "4", "--concurrency", "2", "--duration", "30s", "--warmup", "0s",

@@ -2,8 +2,10 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,8 @@ type fakeClients struct {
 	// pause's reply comes after the freezer froze the container; the reply waits for ctx.
 	pauseTakes time.Duration
 	pauseErr   error // returned by Pause after it took effect, as a reply lost to a timeout
+	// startsAt, when set, is when each generator starts: Name says ErrNotStarted before.
+	startsAt map[int]time.Time
 }
 
 var _ Clients = (*fakeClients)(nil)
@@ -26,6 +30,9 @@ var _ Clients = (*fakeClients)(nil)
 func (c *fakeClients) Name(gen int) (string, error) {
 	if gen > c.n {
 		return "", fmt.Errorf("no generator %d", gen)
+	}
+	if at, ok := c.startsAt[gen]; ok && time.Now().Before(at) {
+		return "", fmt.Errorf("%w: generator %d", ErrNotStarted, gen)
 	}
 	return fmt.Sprintf("pid %d", 1000+gen), nil
 }
@@ -144,5 +151,36 @@ func TestScheduleClientFaultFails(t *testing.T) {
 	events = (&Schedule{Faults: []Fault{gen3}}).Run(context.Background(), time.Now())
 	if events[0].Err == nil {
 		t.Errorf("no Clients: %+v; want an error", events[0])
+	}
+}
+
+// A pause of a generator not started yet at its time (a loaded Docker engine once started one
+// 6.6 s late, CI 2026-11-28) waits for it and fires when it starts, late, rather than failing;
+// one that has not started when the phase ends did not fire and says why, as a failure, and
+// nothing was paused.
+func TestScheduleClientPauseWaitsForItsGenerator(t *testing.T) {
+	pause, _ := Parse("pause-client:gen2@20ms+50ms")
+	start := time.Now()
+	c := &fakeClients{n: 2, startsAt: map[int]time.Time{2: start.Add(200 * time.Millisecond)}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ev := (&Schedule{Faults: []Fault{pause}, Clients: c}).Run(ctx, start)[0]
+	if !ev.Fired || ev.Err != nil || ev.Addr != "pid 1002" || ev.FiredAt < 200*time.Millisecond {
+		t.Errorf("event %+v; want fired on pid 1002 once it started, 200ms in or later", ev)
+	}
+	if want := []string{"pause 2", "resume 2"}; !slices.Equal(c.calls, want) || len(c.paused) > 0 {
+		t.Errorf("calls %v, still paused %v; want %v and nothing paused", c.calls, c.paused, want)
+	}
+
+	c = &fakeClients{n: 2, startsAt: map[int]time.Time{2: start.Add(time.Hour)}}
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	ev = (&Schedule{Faults: []Fault{pause}, Clients: c}).Run(ctx, time.Now())[0]
+	if ev.Fired || ev.Err == nil || errors.Is(ev.Err, ErrNotFired) || !errors.Is(ev.Err, ErrNotStarted) ||
+		!strings.Contains(ev.Err.Error(), "gen2 had not started when the phase ended") {
+		t.Errorf("event %+v; want not fired, failed: gen2 had not started", ev)
+	}
+	if len(c.calls) > 0 {
+		t.Errorf("calls %v; want none", c.calls)
 	}
 }

@@ -103,7 +103,7 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 		return ev
 	case <-t.C:
 	}
-	addr, err := r.resolve(f)
+	addr, err := r.resolveWaiting(ctx, f)
 	if err != nil {
 		ev.Err = err
 		return ev
@@ -156,6 +156,26 @@ func (r *run) one(ctx context.Context, i int, f Fault) Event {
 	}
 	ev.Lasted = time.Since(fired)
 	return ev
+}
+
+// startPoll is how often a fault on a generator not started yet asks again.
+const startPoll = 20 * time.Millisecond
+
+// resolveWaiting is resolve, waiting for a generator that has not started yet (ErrNotStarted)
+// until it does or ctx ends. A generator that had not started by the phase's end is a failed
+// fault, not ErrNotFired: the phase was not too short for it, the generator was missing.
+func (r *run) resolveWaiting(ctx context.Context, f Fault) (string, error) {
+	for {
+		addr, err := r.resolve(f)
+		if !errors.Is(err, ErrNotStarted) {
+			return addr, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s had not started when the phase ended: %w", f.Node, err)
+		case <-time.After(startPoll):
+		}
+	}
 }
 
 // resolve finds the address the fault acts on ("" for a sentinel fail-over): for a generator

@@ -55,13 +55,20 @@ type Isolator interface {
 // ended: a Schedule resumes every pause it made before Run returns.
 type Clients interface {
 	// Name says what generator gen is now ("pid 4242", a container's name), or why it cannot
-	// be acted on (not started, or ended).
+	// be acted on: an error wrapping ErrNotStarted if it has not started yet but may (the
+	// schedule then waits for it), any other if it has ended or never will.
 	Name(gen int) (string, error)
 	// Pause stops generator gen (SIGSTOP, docker pause); Resume continues it (SIGCONT, docker
 	// unpause). Resuming a generator that has ended meanwhile is not an error.
 	Pause(ctx context.Context, gen int) error
 	Resume(ctx context.Context, gen int) error
 }
+
+// ErrNotStarted is wrapped by a Clients' Name about a generator that has not started yet but
+// may: a loaded Docker engine once started a generator container 6.6 s after the other, past the
+// common start time. A fault on it waits for it, until the phase ends, and fires late (its
+// Event.FiredAt says how late) rather than failing.
+var ErrNotStarted = errors.New("faults: generator not started yet")
 
 // ErrNoSignals is wrapped by a Deployment's Kill, Pause, Resume and Restart when its topology
 // gives no access to its processes (attached, or started in containers).

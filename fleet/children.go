@@ -12,6 +12,10 @@ import (
 // ended.
 var ErrNotRunning = errors.New("fleet: process not running")
 
+// ErrNotStarted is wrapped by Children's errors about a child that has not started yet but may;
+// it wraps ErrNotRunning.
+var ErrNotStarted = fmt.Errorf("%w: not started yet", ErrNotRunning)
+
 // Children gives the client faults of a run (lockbench run --fault pause-client) the running
 // children of one Run, by index: Stop sends one SIGSTOP, Continue SIGCONT. Run fills it as the
 // children start and empties it as each is waited for; signals go through the child's
@@ -21,6 +25,7 @@ var ErrNotRunning = errors.New("fleet: process not running")
 type Children struct {
 	mu    sync.Mutex
 	procs map[int]*os.Process
+	ended map[int]bool // children that ran and ended, or failed to start
 }
 
 func (c *Children) add(index int, p *os.Process) {
@@ -32,20 +37,28 @@ func (c *Children) add(index int, p *os.Process) {
 	c.procs[index] = p
 }
 
+// remove forgets child index, which has ended or failed to start.
 func (c *Children) remove(index int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.procs, index)
+	if c.ended == nil {
+		c.ended = make(map[int]bool)
+	}
+	c.ended[index] = true
 }
 
 func (c *Children) get(index int) (*os.Process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.procs[index]
-	if !ok {
-		return nil, fmt.Errorf("%w: process %d", ErrNotRunning, index)
+	switch {
+	case ok:
+		return p, nil
+	case c.ended[index]:
+		return nil, fmt.Errorf("%w: process %d has ended", ErrNotRunning, index)
 	}
-	return p, nil
+	return nil, fmt.Errorf("%w: process %d", ErrNotStarted, index)
 }
 
 // Pid returns the pid of child index while it runs.

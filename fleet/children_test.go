@@ -59,3 +59,23 @@ func TestStoppedChildIsContinuedOnInterrupt(t *testing.T) {
 		t.Errorf("Continue of an ended child: %v; want nil", err)
 	}
 }
+
+// Children tells a child not started yet (ErrNotStarted: a client fault waits for it) from one
+// that has ended or failed to start (ErrNotRunning only: the fault fails).
+func TestChildrenNotStartedOrEnded(t *testing.T) {
+	c := &Children{}
+	if _, err := c.Pid(0); !errors.Is(err, ErrNotStarted) || !errors.Is(err, ErrNotRunning) {
+		t.Errorf("before the start: %v; want ErrNotStarted, which is ErrNotRunning", err)
+	}
+	c.add(0, &os.Process{Pid: 4242})
+	if pid, err := c.Pid(0); err != nil || pid != 4242 {
+		t.Errorf("running: %d, %v; want 4242", pid, err)
+	}
+	c.remove(0)
+	c.remove(1) // failed to start
+	for i := range 2 {
+		if _, err := c.Pid(i); !errors.Is(err, ErrNotRunning) || errors.Is(err, ErrNotStarted) {
+			t.Errorf("process %d ended: %v; want ErrNotRunning, not ErrNotStarted", i, err)
+		}
+	}
+}

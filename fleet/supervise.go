@@ -104,6 +104,9 @@ func Run(ctx context.Context, p Procs) []Exit {
 		}
 		if err := cmd.Start(); err != nil {
 			exits[i].Err = err
+			if p.Children != nil {
+				p.Children.remove(i) // a fault waiting for it to start stops waiting
+			}
 			continue
 		}
 		exits[i].Pid = cmd.Process.Pid

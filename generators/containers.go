@@ -13,6 +13,11 @@ import (
 // ended.
 var ErrNotRunning = errors.New("generators: generator not running")
 
+// ErrNotStarted is wrapped by Containers' errors about a generator whose container has not
+// started yet but may: a loaded engine starts containers seconds apart, so a client fault waits
+// for it (faults.ErrNotStarted). It wraps ErrNotRunning.
+var ErrNotStarted = fmt.Errorf("%w: not started yet", ErrNotRunning)
+
 // Containers gives the client faults of a run (lockbench run --fault pause-client) the generator
 // containers of one Run, by index: Pause is docker pause (the cgroup freezer stops every
 // process of the container at once), Unpause docker unpause. Run fills it as the containers
@@ -24,6 +29,10 @@ type Containers struct {
 	cli    *dockerClient
 	byIdx  map[int]*generator
 	paused map[int]bool
+	// ended holds the generators that ran and ended, or failed to start; closed says the run's
+	// clean-up has begun: none of them will run (again).
+	ended  map[int]bool
+	closed bool
 }
 
 func (c *Containers) add(cli *dockerClient, g *generator) {
@@ -36,20 +45,37 @@ func (c *Containers) add(cli *dockerClient, g *generator) {
 	c.byIdx[g.index] = g
 }
 
+// remove forgets generator index, which has ended or failed to start.
 func (c *Containers) remove(index int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.byIdx, index)
 	delete(c.paused, index)
+	if c.ended == nil {
+		c.ended = make(map[int]bool)
+	}
+	c.ended[index] = true
+}
+
+// running returns generator index while it runs; else an error wrapping ErrNotStarted (it may
+// still start) or ErrNotRunning (it has ended, or never will). c.mu must be held.
+func (c *Containers) running(index int) (*generator, error) {
+	if g, ok := c.byIdx[index]; ok {
+		return g, nil
+	}
+	if c.closed || c.ended[index] {
+		return nil, fmt.Errorf("%w: generator %d has ended", ErrNotRunning, index)
+	}
+	return nil, fmt.Errorf("%w: generator %d", ErrNotStarted, index)
 }
 
 // Name returns generator index's container name while it runs.
 func (c *Containers) Name(index int) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.byIdx[index]
-	if !ok {
-		return "", fmt.Errorf("%w: generator %d", ErrNotRunning, index)
+	g, err := c.running(index)
+	if err != nil {
+		return "", err
 	}
 	return g.name, nil
 }
@@ -58,9 +84,9 @@ func (c *Containers) Name(index int) (string, error) {
 func (c *Containers) Pause(ctx context.Context, index int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.byIdx[index]
-	if !ok {
-		return fmt.Errorf("%w: generator %d", ErrNotRunning, index)
+	g, err := c.running(index)
+	if err != nil {
+		return err
 	}
 	// Marked before asking: a pause whose reply is lost (a timeout) may have frozen the
 	// container all the same, and Unpause and Run's clean-up only unpause what is marked.
@@ -100,6 +126,6 @@ func (c *Containers) unpauseAll(ctx context.Context) {
 		_ = c.Unpause(ctx, i)
 	}
 	c.mu.Lock()
-	c.byIdx, c.paused, c.cli = nil, nil, nil
+	c.byIdx, c.paused, c.cli, c.closed = nil, nil, nil, true
 	c.mu.Unlock()
 }

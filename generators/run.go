@@ -220,6 +220,9 @@ func Run(ctx context.Context, o Options) (results.Run, []Exit, error) {
 		wait := cli.ContainerWait(context.WithoutCancel(ctx), g.id, client.ContainerWaitOptions{Condition: container.WaitConditionNextExit})
 		if _, err := cli.ContainerStart(ctx, g.id, client.ContainerStartOptions{}); err != nil {
 			exits[i].Err = fmt.Errorf("start: %w", err)
+			if o.Containers != nil {
+				o.Containers.remove(i) // a fault waiting for it to start stops waiting
+			}
 			continue
 		}
 		if o.Containers != nil {
