@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/extdriver/internal/lines"
+	"github.com/lockbench/lockbench/internal/rawio"
 )
 
 // Defaults of Options, written down once.
@@ -157,36 +158,58 @@ func Start(ctx context.Context, opt Options) (*Adapter, error) {
 	cmd.Stderr = &a.stderr
 	cmd.WaitDelay = time.Second // a child that keeps stderr open must not hold Wait
 	setProcAttr(cmd)
-	stdin, err := cmd.StdinPipe()
+	// Our own pipes, not cmd.StdinPipe and StdoutPipe: Wait closes the read end of the latter
+	// as soon as the process exits, and run calls Wait beside the hello's read, so an adapter
+	// that wrote a line and exited could have the line lost to "file already closed" before it
+	// was read (CI, 2026-11-27: TestStartFailures saw no hello line where one had been
+	// written); and our ends are read and written with raw system calls (rawio).
+	childIn, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	// Our own pipe for stdout, not cmd.StdoutPipe: Wait closes the read end of that one as soon
-	// as the process exits, and run calls Wait beside the hello's read, so an adapter that
-	// wrote a line and exited could have the line lost to "file already closed" before it was
-	// read (CI, 2026-11-27: TestStartFailures saw no hello line where one had been written).
-	stdout, child, err := os.Pipe()
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
-		stdin.Close()
+		childIn.Close()
+		stdinW.Close()
 		return nil, err
 	}
-	cmd.Stdout = child
+	cmd.Stdin, cmd.Stdout = childIn, childOut
 	if err := cmd.Start(); err != nil {
-		stdin.Close()
-		stdout.Close()
-		child.Close()
+		for _, f := range []*os.File{childIn, stdinW, stdout, childOut} {
+			f.Close()
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrAdapter, a.describe(), err)
 	}
-	child.Close() // the adapter has its copy: its exit (or its closing stdout) is our EOF
+	// The adapter has its copies: its exit (or its closing stdout) is our EOF, and a write to
+	// its stdin once it has exited fails (EPIPE) rather than wait.
+	childIn.Close()
+	childOut.Close()
+	in, out := rawPipes(stdinW, stdout)
 	wait := func() error {
 		err := cmd.Wait()
 		// What the adapter wrote before it exited is in the pipe for the reader. A reader still
 		// blocked a WaitDelay later waits for a process the adapter started that kept stdout
 		// open: the read end is closed, as Wait closes its own pipes then.
-		time.AfterFunc(cmd.WaitDelay, func() { stdout.Close() })
+		time.AfterFunc(cmd.WaitDelay, func() { out.Close() })
 		return err
 	}
-	return a.run(ctx, stdin, stdout, wait)
+	return a.run(ctx, in, out, wait)
+}
+
+// rawPipes returns lockbench's ends of an adapter's stdin and stdout read and written with raw
+// system calls (rawio: lockbench and the adapter take turns at the client's CPU, and each
+// system call through the scheduler could wake the runtime's monitor thread), or as they are
+// where that is not available.
+func rawPipes(stdin, stdout *os.File) (io.WriteCloser, io.ReadCloser) {
+	var in io.WriteCloser = stdin
+	var out io.ReadCloser = stdout
+	if r := rawio.Wrap(stdin); r != nil {
+		in = r
+	}
+	if r := rawio.Wrap(stdout); r != nil {
+		out = r
+	}
+	return in, out
 }
 
 // attach drives an adapter that already runs at the other end of stdin and stdout (in this

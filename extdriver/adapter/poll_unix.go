@@ -6,41 +6,83 @@ import (
 	"io"
 	"os"
 
+	"github.com/lockbench/lockbench/internal/rawio"
 	"golang.org/x/sys/unix"
 )
 
-// pollable returns r read through Go's network poller when r is a blocking pipe or socket (an
-// adapter's stdin as lockbench starts it): a dup of its descriptor set non-blocking, which done
-// closes, setting the description blocking again (it is r's too). Otherwise r itself, and a
-// done that does nothing.
+// pollable returns r read through Go's network poller, with raw system calls (rawio), when r is
+// a pipe or socket (an adapter's stdin as lockbench starts it; a blocking one through a
+// non-blocking dup of its descriptor, which done closes, setting the description blocking
+// again: it is r's too). Otherwise r itself, and a done that does nothing.
 //
-// Why: os.Stdin reads with a blocking read(2), and a goroutine in a blocking system call keeps
-// its P until sysmon takes it back (after 20 µs, or up to 10 ms when sysmon has backed off on an
-// idle process). With GOMAXPROCS 1 (an adapter placed on one CPU), the goroutines whose Redis
-// replies have come wait for that, and Serve's reading goroutine sits in that read whenever no
-// request is buffered, i.e. nearly always. Measured with the redsync adapter placed on one CPU,
-// one acquire at a time 1 ms apart: p50 148-194 µs through the poller, 275-310 µs blocking.
+// Why the poller: os.Stdin reads with a blocking read(2), and a goroutine in a blocking system
+// call keeps its P until sysmon takes it back (after 20 µs, or up to 10 ms when sysmon has
+// backed off on an idle process). With GOMAXPROCS 1 (an adapter placed on one CPU), the
+// goroutines whose Redis replies have come wait for that, and Serve's reading goroutine sits in
+// that read whenever no request is buffered, i.e. nearly always. Measured with the redsync
+// adapter placed on one CPU, one acquire at a time 1 ms apart: p50 148-194 µs through the
+// poller, 275-310 µs blocking. Why raw: see package rawio.
 func pollable(r io.Reader) (io.Reader, func()) {
-	nothing := func() {}
 	f, ok := r.(*os.File)
 	if !ok {
-		return r, nothing
+		return r, func() {}
 	}
+	p, done := nonblocking(f)
+	if p == nil {
+		return r, done
+	}
+	if rf := rawio.Wrap(p); rf != nil {
+		return rf, done
+	}
+	return p, done
+}
+
+// rawOut returns w written with raw system calls (rawio) when it is a pipe or socket (an
+// adapter's stdout as lockbench starts it), as pollable does for stdin; done after the last
+// write. A write to a pipe with room never waits, so this spares each write the scheduler's
+// system-call state and nothing else.
+func rawOut(w io.Writer) (io.Writer, func()) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return w, func() {}
+	}
+	p, done := nonblocking(f)
+	if p == nil {
+		return w, done
+	}
+	if rf := rawio.Wrap(p); rf != nil {
+		return rf, done
+	}
+	done()
+	return w, func() {}
+}
+
+// nonblocking returns f when it is a non-blocking pipe or socket already (an os.Pipe), a
+// non-blocking dup of its descriptor when it is a blocking one, which done closes, setting the
+// description blocking again; nil when it is neither (a terminal or a file: its description may
+// be the shell's too) or that fails.
+func nonblocking(f *os.File) (*os.File, func()) {
+	nothing := func() {}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return r, nothing
+		return nil, nothing
 	}
-	dup := -1
+	dup, already := -1, false
 	_ = rc.Control(func(fd uintptr) {
 		var st unix.Stat_t
 		if unix.Fstat(int(fd), &st) != nil {
 			return
 		}
 		if t := st.Mode & unix.S_IFMT; t != unix.S_IFIFO && t != unix.S_IFSOCK {
-			return // a terminal or a file: its description may be the shell's too
+			return
 		}
-		if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
-			return // already non-blocking (an os.Pipe): os.File polls it
+		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		if err != nil {
+			return
+		}
+		if fl&unix.O_NONBLOCK != 0 {
+			already = true
+			return
 		}
 		d, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
@@ -52,8 +94,11 @@ func pollable(r io.Reader) (io.Reader, func()) {
 		}
 		dup = d
 	})
-	if dup < 0 {
-		return r, nothing
+	switch {
+	case already:
+		return f, nothing
+	case dup < 0:
+		return nil, nothing
 	}
 	p := os.NewFile(uintptr(dup), f.Name())
 	return p, func() {

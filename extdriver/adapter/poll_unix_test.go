@@ -6,8 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/rawio"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +27,10 @@ func blockingPipe(t *testing.T) (r, w *os.File) {
 	return r, w
 }
 
-func nonblock(t *testing.T, f *os.File) bool {
+// nonblock reports whether f (an *os.File, or one rawio wraps) is in non-blocking mode.
+func nonblock(t *testing.T, f interface {
+	SyscallConn() (syscall.RawConn, error)
+}) bool {
 	t.Helper()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -48,8 +54,13 @@ func TestPollable(t *testing.T) {
 	if p == io.Reader(r) {
 		t.Fatal("a blocking pipe was not given a pollable dup")
 	}
-	if !nonblock(t, p.(*os.File)) {
+	if !nonblock(t, p.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})) {
 		t.Error("the dup is blocking")
+	}
+	if _, raw := p.(*rawio.File); !raw && runtime.GOOS == "linux" {
+		t.Errorf("the dup is a %T; want it read with raw system calls", p)
 	}
 	if _, err := w.WriteString("1 ping\n"); err != nil {
 		t.Fatal(err)
@@ -81,11 +92,53 @@ func TestPollable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	for _, in := range []io.Reader{pr, f, io.LimitReader(pr, 1)} {
+	got, done := pollable(pr)
+	if _, raw := got.(*rawio.File); !raw && runtime.GOOS == "linux" {
+		t.Errorf("an os.Pipe is read through a %T; want raw system calls", got)
+	}
+	done()
+	if !nonblock(t, pr) {
+		t.Error("an os.Pipe was set blocking")
+	}
+	for _, in := range []io.Reader{f, io.LimitReader(pr, 1)} {
 		if got, done := pollable(in); got != in {
 			t.Errorf("%T: replaced", in)
 		} else {
 			done()
 		}
+	}
+}
+
+// TestRawOut: a blocking pipe (an adapter's stdout) is written with raw system calls through a
+// non-blocking dup; done leaves it blocking and open. A file is written as it is.
+func TestRawOut(t *testing.T) {
+	r, w := blockingPipe(t)
+	out, done := rawOut(w)
+	if _, raw := out.(*rawio.File); !raw && runtime.GOOS == "linux" {
+		t.Errorf("a blocking pipe is written through a %T; want raw system calls", out)
+	}
+	if _, err := io.WriteString(out, "1 ok\n"); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if nonblock(t, w) {
+		t.Error("after done, the pipe is still non-blocking")
+	}
+	if _, err := w.WriteString("2 ok\n"); err != nil {
+		t.Fatalf("the pipe after done: %v", err)
+	}
+	buf := make([]byte, 16)
+	if n, err := io.ReadAtLeast(r, buf, 10); err != nil || string(buf[:n]) != "1 ok\n2 ok\n" {
+		t.Fatalf("read %q %v; want both lines", buf[:n], err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, done := rawOut(f); got != io.Writer(f) {
+		t.Errorf("a file: written through a %T", got)
+	} else {
+		done()
 	}
 }

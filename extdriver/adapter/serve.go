@@ -119,6 +119,8 @@ func Serve(r io.Reader, w io.Writer, lib Library) error {
 	if err != nil {
 		return err
 	}
+	w, wdone := rawOut(w)
+	defer wdone() // after the last Flush below
 	s := &server{lib: lib, out: lines.New(w), cancels: map[uint64]context.CancelFunc{}, names: map[string]string{}, work: newWorkers()}
 	s.immediate, _ = lib.(Immediate)
 	s.immFenced, _ = lib.(ImmediateFenced)
