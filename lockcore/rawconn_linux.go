@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/lockbench/lockbench/internal/rawio"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,6 +77,7 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.w.p, c.w.n, c.w.errno = p, 0, 0
+	rawio.Released() // the race detector's view of the kernel's order (rawio/race.go)
 	err := c.rc.Write(c.w.fn)
 	n, errno := c.w.n, c.w.errno
 	c.w.p = nil // the caller's buffer is not kept
@@ -95,6 +97,7 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	err := c.rc.Read(c.r.fn)
 	n, errno := c.r.n, c.r.errno
 	c.r.p = nil
+	rawio.Acquired()
 	switch {
 	case err != nil:
 		return n, err
