@@ -5,12 +5,9 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
-	"sync"
 	"syscall"
-	"unsafe"
 
 	"github.com/lockbench/lockbench/internal/rawio"
-	"golang.org/x/sys/unix"
 )
 
 // rawConn is a TCP connection whose reads and writes go to the kernel as raw system calls on its
@@ -28,59 +25,21 @@ import (
 // deadlines are kept by the poller, as for a net.Conn.
 type rawConn struct {
 	*net.TCPConn
-	rc syscall.RawConn
-	// One call's state per direction, and the function RawConn runs, made once: a closure per
-	// call escaped to the heap with its variables, three allocations per read and per write.
-	// The mutexes only keep two callers of one direction apart (rueidis has one reader and one
-	// writer per connection, so they are never contended); RawConn serialises the calls anyway.
-	rmu, wmu sync.Mutex
-	r, w     rawOp
-}
-
-// rawOp is one direction's call in progress: its buffer, the bytes done, its error.
-type rawOp struct {
-	trap  uintptr // unix.SYS_READ or unix.SYS_WRITE
-	p     []byte
-	n     int
-	errno syscall.Errno
-	fn    func(fd uintptr) bool // the rawOp's read or write, bound once
+	// rw makes the calls (internal/rawio: one call's state per direction bound once, so that a
+	// read or write allocates nothing; the race detector told the kernel's order). rueidis has
+	// one reader and one writer per connection, so its direction locks are never contended.
+	rw *rawio.RW
 }
 
 func newRawConn(tc *net.TCPConn, rc syscall.RawConn) *rawConn {
-	c := &rawConn{TCPConn: tc, rc: rc}
-	c.r.trap, c.r.fn = unix.SYS_READ, c.r.readOnce
-	c.w.trap, c.w.fn = unix.SYS_WRITE, c.w.writeAll
-	return c
-}
-
-// writeAll writes the rest of p; false (wait for the socket) on EAGAIN.
-func (o *rawOp) writeAll(fd uintptr) bool {
-	for o.n < len(o.p) {
-		m, again, e := rawCall(o.trap, fd, o.p[o.n:])
-		if again || e != 0 {
-			o.errno = e
-			return !again
-		}
-		o.n += m
-	}
-	return true
-}
-
-// readOnce reads what is there into p; false (wait for the socket) on EAGAIN.
-func (o *rawOp) readOnce(fd uintptr) bool {
-	m, again, e := rawCall(o.trap, fd, o.p)
-	o.n, o.errno = m, e
-	return !again
+	return &rawConn{TCPConn: tc, rw: rawio.NewRW(rc)}
 }
 
 func (c *rawConn) Write(p []byte) (int, error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.w.p, c.w.n, c.w.errno = p, 0, 0
-	rawio.Released() // the race detector's view of the kernel's order (rawio/race.go)
-	err := c.rc.Write(c.w.fn)
-	n, errno := c.w.n, c.w.errno
-	c.w.p = nil // the caller's buffer is not kept
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, errno, err := c.rw.Write(p)
 	if err == nil && errno != 0 {
 		err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
 	}
@@ -91,13 +50,7 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	c.r.p, c.r.n, c.r.errno = p, 0, 0
-	err := c.rc.Read(c.r.fn)
-	n, errno := c.r.n, c.r.errno
-	c.r.p = nil
-	rawio.Acquired()
+	n, errno, err := c.rw.Read(p)
 	switch {
 	case err != nil:
 		return n, err
@@ -107,24 +60,6 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
-}
-
-// rawCall makes the read or write system call trap on fd with the bytes of p (not empty), as a
-// raw system call, again after EINTR: the bytes done, or again when the socket is not ready
-// (EAGAIN), or the error.
-func rawCall(trap, fd uintptr, p []byte) (n int, again bool, errno syscall.Errno) {
-	for {
-		m, _, e := unix.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-		switch e {
-		case 0:
-			return int(m), false, 0
-		case unix.EINTR:
-		case unix.EAGAIN:
-			return 0, true, 0
-		default:
-			return 0, false, e
-		}
-	}
 }
 
 // rawDial is the DialCtxFn New gives a client it builds (Options.StandardConnIO says otherwise).

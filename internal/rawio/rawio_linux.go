@@ -10,14 +10,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// File reads and writes a non-blocking file (a pipe from os.Pipe, or one set non-blocking) with
-// raw system calls, and closes it. Reads are serialised among themselves, and writes; a read and
-// a write may run at once. It is safe for concurrent use.
-type File struct {
-	f  *os.File
+// RW reads and writes a non-blocking descriptor (a socket, a pipe) through its syscall.RawConn
+// with raw system calls, waiting in Go's poller while it is not ready, and tells the race
+// detector the kernel's order (Released, Acquired). Reads are serialised among themselves, and
+// writes; a read and a write may run at once. It is safe for concurrent use. lockcore's raw
+// connections and File are built on it.
+type RW struct {
 	rc syscall.RawConn
-	// One call's state per direction, and the function RawConn runs, made once, so that a read
-	// or write allocates nothing.
+	// One call's state per direction, and the function RawConn runs, made once: a closure per
+	// call escapes to the heap with its variables, three allocations per read and per write. The
+	// mutexes only keep two callers of one direction apart; RawConn serialises the calls anyway.
 	rmu, wmu sync.Mutex
 	r, w     op
 }
@@ -29,6 +31,49 @@ type op struct {
 	n     int
 	errno syscall.Errno
 	fn    func(fd uintptr) bool
+}
+
+// NewRW returns the RW of rc, whose descriptor must be in non-blocking mode.
+func NewRW(rc syscall.RawConn) *RW {
+	x := &RW{rc: rc}
+	x.r.trap, x.r.fn = unix.SYS_READ, x.r.readOnce
+	x.w.trap, x.w.fn = unix.SYS_WRITE, x.w.writeAll
+	return x
+}
+
+// Read reads what the descriptor holds into p (not empty), waiting in the poller while it holds
+// nothing: the bytes read (0 at the end of the stream), the system call's error, or RawConn's
+// (the descriptor closed, a deadline).
+func (x *RW) Read(p []byte) (n int, errno syscall.Errno, err error) {
+	x.rmu.Lock()
+	defer x.rmu.Unlock()
+	x.r.p, x.r.n, x.r.errno = p, 0, 0
+	err = x.rc.Read(x.r.fn)
+	n, errno = x.r.n, x.r.errno
+	x.r.p = nil // the caller's buffer is not kept
+	Acquired()
+	return n, errno, err
+}
+
+// Write writes all of p (not empty), waiting in the poller while the descriptor is full: the
+// bytes written, the system call's error, or RawConn's.
+func (x *RW) Write(p []byte) (n int, errno syscall.Errno, err error) {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.w.p, x.w.n, x.w.errno = p, 0, 0
+	Released()
+	err = x.rc.Write(x.w.fn)
+	n, errno = x.w.n, x.w.errno
+	x.w.p = nil
+	return n, errno, err
+}
+
+// File reads and writes a non-blocking file (a pipe from os.Pipe, or one set non-blocking) with
+// raw system calls (RW), and closes it. It is safe for concurrent use.
+type File struct {
+	f  *os.File
+	rc syscall.RawConn
+	rw *RW
 }
 
 // Wrap returns f read and written with raw system calls, or nil when f is not in non-blocking
@@ -47,10 +92,7 @@ func Wrap(f *os.File) *File {
 	}); cerr != nil || !nb {
 		return nil
 	}
-	w := &File{f: f, rc: rc}
-	w.r.trap, w.r.fn = unix.SYS_READ, w.r.readOnce
-	w.w.trap, w.w.fn = unix.SYS_WRITE, w.w.writeAll
-	return w
+	return &File{f: f, rc: rc, rw: NewRW(rc)}
 }
 
 // Read reads what the pipe holds into p, waiting in the poller while it holds nothing; io.EOF
@@ -59,13 +101,7 @@ func (w *File) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	w.rmu.Lock()
-	defer w.rmu.Unlock()
-	w.r.p, w.r.n, w.r.errno = p, 0, 0
-	err := w.rc.Read(w.r.fn)
-	n, errno := w.r.n, w.r.errno
-	w.r.p = nil // the caller's buffer is not kept
-	Acquired()
+	n, errno, err := w.rw.Read(p)
 	switch {
 	case err != nil:
 		return n, err
@@ -82,13 +118,7 @@ func (w *File) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	w.wmu.Lock()
-	defer w.wmu.Unlock()
-	w.w.p, w.w.n, w.w.errno = p, 0, 0
-	Released()
-	err := w.rc.Write(w.w.fn)
-	n, errno := w.w.n, w.w.errno
-	w.w.p = nil
+	n, errno, err := w.rw.Write(p)
 	if err == nil && errno != 0 {
 		err = &os.PathError{Op: "write", Path: w.f.Name(), Err: errno}
 	}
@@ -101,7 +131,7 @@ func (w *File) SyscallConn() (syscall.RawConn, error) { return w.rc, nil }
 // Close closes the file; a Read or Write waiting in the poller returns an error.
 func (w *File) Close() error { return w.f.Close() }
 
-// writeAll writes the rest of p; false (wait for the pipe) on EAGAIN.
+// writeAll writes the rest of p; false (wait for the descriptor) on EAGAIN.
 func (o *op) writeAll(fd uintptr) bool {
 	for o.n < len(o.p) {
 		m, again, e := call(o.trap, fd, o.p[o.n:])
@@ -114,7 +144,7 @@ func (o *op) writeAll(fd uintptr) bool {
 	return true
 }
 
-// readOnce reads what is there into p; false (wait for the pipe) on EAGAIN.
+// readOnce reads what is there into p; false (wait for the descriptor) on EAGAIN.
 func (o *op) readOnce(fd uintptr) bool {
 	m, again, e := call(o.trap, fd, o.p)
 	o.n, o.errno = m, e
@@ -122,7 +152,7 @@ func (o *op) readOnce(fd uintptr) bool {
 }
 
 // call makes the read or write system call trap on fd with the bytes of p (not empty) as a raw
-// system call, again after EINTR: the bytes done, or again when the pipe is not ready (EAGAIN),
+// system call, again after EINTR: the bytes done, or again when it is not ready (EAGAIN),
 // or the error.
 func call(trap, fd uintptr, p []byte) (n int, again bool, errno syscall.Errno) {
 	for {
