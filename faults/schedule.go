@@ -172,7 +172,8 @@ func (r *run) resolveWaiting(ctx context.Context, f Fault) (string, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("%s had not started when the phase ended: %w", f.Node, err)
+			// Not err's text: its chain names the generator three times over.
+			return "", fmt.Errorf("%s had not started when the phase ended (%w)", f.Node, ErrNotStarted)
 		case <-time.After(startPoll):
 		}
 	}
