@@ -226,6 +226,14 @@ func (s *redissonSubs) start(e *redissonEntry) {
 	s.stats.subscribes.Add(1)
 	select {
 	case <-e.acked:
+		if !t.Stop() {
+			// The timer had fired too: Subscribe itself can outlast it (a new connection's
+			// handshake on a paused server), and select picks at random between two ready
+			// cases. Confirmed after the timeout is a timeout, as Redisson's timer future
+			// completes first (CI 2026-11-28: TestRedissonSubsFailedEntryLeaves saw success).
+			fail("not confirmed within %v", s.limits.timeout)
+			return
+		}
 		s.mu.Lock()
 		s.live++
 		e.counted = true
