@@ -60,7 +60,7 @@ const (
 )
 
 // opCodes are the opcodes of batchScript.
-var opCodes = [...]string{opLock: "l", opUnlock: "u", opPass: "p"}
+var opCodes = [...]byte{opLock: 'l', opUnlock: 'u', opPass: 'p'}
 
 // op is one queued operation and, once answered, its result.
 type op struct {
@@ -81,9 +81,10 @@ var opPool = sync.Pool{New: func() any { return &op{done: make(chan struct{}, 1)
 
 // opBatch is the operations of one batchScript call, with its argument buffers, reused.
 type opBatch struct {
-	ops        []*op
-	keys, args []string
-	node       string // the master of a node group's batch (batchGroup.node), else ""
+	ops  []*op
+	keys []string
+	argv batchArgv
+	node string // the master of a node group's batch (batchGroup.node), else ""
 }
 
 var batchPool = sync.Pool{New: func() any { return &opBatch{} }}
@@ -274,16 +275,16 @@ func (c *Client) sendBatch(ctx context.Context, b *opBatch) {
 	default:
 		c.stats.batches.Add(1)
 		c.stats.batchedOps.Add(int64(len(b.ops)))
-		b.keys, b.args = b.keys[:0], append(b.args[:0], c.publishCmd)
+		b.keys = b.keys[:0]
+		b.argv.reset(c.publishCmd, b.ops[0].args[0], false)
 		for _, o := range b.ops {
 			b.keys = append(b.keys, o.name)
-			b.args = append(b.args, opCodes[o.kind])
-			b.args = append(b.args, o.args[:o.n]...)
+			b.argv.add(o.name, opCodes[o.kind], o.args[0], o.args[1:o.n]...)
 		}
-		res, unsynced := c.execScript(detach(ctx), batchScript, b.keys, b.args)
+		res, unsynced := c.execScript(detach(ctx), batchScript, b.keys, b.argv.argv())
 		answerAll(b.ops, res, unsynced)
 		clear(b.keys)
-		clear(b.args)
+		b.argv.clear()
 	}
 	for _, o := range b.ops[1:] {
 		o.done <- struct{}{}

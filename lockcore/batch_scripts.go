@@ -5,15 +5,22 @@ package lockcore
 // keys, fields, leases, channel, message and return value, in queue order. A Redisson client on
 // the same lock cannot tell a batched operation from a single one.
 //
-// KEYS[i] is the lock of operation i. ARGV[1] is the publish command ("publish" or "spublish");
-// then, per operation in KEYS order, its opcode and arguments:
+// KEYS[i] is the lock of operation i. ARGV[1] is the publish command ("publish" or "spublish"),
+// ARGV[2] the operations' opcodes, one byte each in KEYS order, ARGV[3] the lease of every
+// operation whose opcode is lower case; then, per operation, its arguments (see batchArgv):
 //
-//	l lease field                          lock      -> nil when held, else PTTL
-//	u lease field                          unlock    -> nil not held, 0 holds remain, 1 released
-//	p lease field wfield wlease own        pass      -> as u, or 2 when taken for the waiter;
+//	l field                                lock      -> nil when held, else PTTL
+//	u field                                unlock    -> nil not held, 0 holds remain, 1 released
+//	p field wfield wlease own              pass      -> as u, or 2 when taken for the waiter;
 //	                                                   with wfield "" never taken, 3 when
 //	                                                   released and heard by nobody else
-//	r lease field                          renew     -> 1 renewed, 0 not held
+//	r field                                renew     -> 1 renewed, 0 not held
+//
+// An upper-case opcode (L, U, P, R) is the same operation with a lease of its own, sent before
+// its field. Every argument costs the server about 950 instructions to parse, push into Lua and
+// free (docs/findings.md), as much as a third of a redis.call: the opcodes as one string and the
+// lease once (a batch's leases are nearly always equal) leave two arguments per operation of
+// the four (key, opcode, lease, field) each used to cost.
 //
 // A lock attempt asks PTTL first: -2 (no key) means free, and otherwise the PTTL is the reply of
 // a failed attempt, so a failed attempt costs two calls (PTTL, HEXISTS) instead of three (EXISTS,
@@ -44,15 +51,19 @@ package lockcore
 // An error there would tell the caller that its release failed, when it ran.
 var batchScript = newScript(batchOps + `
 local out = {}
-local a = 2
+local a = 4
 for i = 1, #KEYS do
-  local k, op, lease, f = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2]
-  if op == 'p' then
-    a = a + 6
-  else
-    a = a + 3
+  local op, lease = byte(codes, i), common
+  if op < 97 then
+    op, lease, a = op + 32, ARGV[a], a + 1
   end
-  local ok, r = pcall(run, k, op, lease, f, a)
+  local f = ARGV[a]
+  if op == P then
+    a = a + 4
+  else
+    a = a + 1
+  end
+  local ok, r = pcall(run, KEYS[i], op, lease, f, a)
   if not ok and type(r) ~= 'table' then
     r = redis.error_reply(tostring(r))
   end
@@ -75,25 +86,28 @@ return out`)
 // cluster.go). The one command that touches a key an operation deleted, a pass's grant to the
 // waiter, is handled in batchOps.
 //
-// ARGV[1] is the publish command; then, per operation: lock, opcode, arguments (as batchScript).
-// The reply is an array with one element per operation, as batchScript's.
+// ARGV[1..3] are batchScript's; then, per operation: its lock, then its arguments as in
+// batchScript. The reply is an array with one element per operation, as batchScript's.
 var nodeBatchScript = newScript("#!lua flags=allow-cross-slot-keys" + batchOps + `
 local out = {}
-local a = 2
-local i = 1
-while a <= #ARGV do
-  local k, op, lease, f = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  if op == 'p' then
-    a = a + 7
+local a = 4
+for i = 1, #codes do
+  local k = ARGV[a]
+  local op, lease = byte(codes, i), common
+  if op < 97 then
+    op, lease, a = op + 32, ARGV[a + 1], a + 1
+  end
+  local f = ARGV[a + 1]
+  if op == P then
+    a = a + 5
   else
-    a = a + 4
+    a = a + 2
   end
   local ok, r = pcall(run, k, op, lease, f, a)
   if not ok and type(r) ~= 'table' then
     r = redis.error_reply(tostring(r))
   end
   out[i] = r
-  i = i + 1
 end
 return out`)
 
@@ -101,10 +115,12 @@ return out`)
 // lock k and returns its element of the reply; a is the index in ARGV of the next operation's
 // first argument, from which a pass finds its waiter's arguments.
 const batchOps = `
-local pub = ARGV[1]
+local pub, codes, common = ARGV[1], ARGV[2], ARGV[3]
+local byte = string.byte
+local L, P, R = 108, 112, 114 -- 'l', 'p', 'r'
 local function run(k, op, lease, f, a)
   local r
-  if op == 'l' then
+  if op == L then
     local ttl = redis.call('pttl', k)
     local held = 1
     if ttl ~= -2 then
@@ -122,7 +138,7 @@ local function run(k, op, lease, f, a)
       redis.call('pexpire', k, lease)
       r = false
     end
-  elseif op == 'r' then
+  elseif op == R then
     local held = redis.pcall('hexists', k, f)
     if type(held) == 'table' then
       r = held
@@ -157,7 +173,7 @@ local function run(k, op, lease, f, a)
       end
       local heard = redis.call(pub, ch, '0')
       r = 1
-      if op == 'p' and heard <= tonumber(ARGV[a - 1]) then
+      if op == P and heard <= tonumber(ARGV[a - 1]) then
         if ARGV[a - 3] == '' then
           r = 3
         elseif type(redis.pcall('hincrby', k, ARGV[a - 3], '1')) == 'table' then
@@ -172,3 +188,45 @@ local function run(k, op, lease, f, a)
   return r
 end
 `
+
+// batchArgv builds the ARGV of a batchScript call or, with names, of a nodeBatchScript call,
+// in storage it keeps for the next call.
+type batchArgv struct {
+	args  []string
+	codes []byte
+	names bool
+}
+
+// reset starts an ARGV whose lower-case operations take lease (any operation's lease will do;
+// the first's is the usual choice: a batch's leases are nearly always equal).
+func (b *batchArgv) reset(pub, lease string, names bool) {
+	b.args = append(b.args[:0], pub, "", lease)
+	b.codes = b.codes[:0]
+	b.names = names
+}
+
+// add appends one operation on lock name: its opcode (lower case), its lease, then the rest of
+// its arguments, field first.
+func (b *batchArgv) add(name string, code byte, lease string, rest ...string) {
+	if b.names {
+		b.args = append(b.args, name)
+	}
+	if lease != b.args[2] {
+		code -= 'a' - 'A'
+		b.args = append(b.args, lease)
+	}
+	b.codes = append(b.codes, code)
+	b.args = append(b.args, rest...)
+}
+
+// argv returns the ARGV built since reset, valid until the next reset or clear.
+func (b *batchArgv) argv() []string {
+	b.args[1] = string(b.codes)
+	return b.args
+}
+
+// clear drops the ARGV's strings, so that a pooled batchArgv keeps no caller's memory alive.
+func (b *batchArgv) clear() {
+	clear(b.args)
+	b.args = b.args[:0]
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -249,7 +250,7 @@ func TestBatchScriptMatchesSingleScripts(t *testing.T) {
 
 	run := func(keys []string, args ...string) []rueidis.RedisMessage {
 		t.Helper()
-		vals, err := batchScript.exec(ctx, e.rdb, keys, append([]string{"publish"}, args...)).ToArray()
+		vals, err := batchScript.exec(ctx, e.rdb, keys, batchArgs(false, "publish", args...)).ToArray()
 		if err != nil || len(vals) != len(keys) {
 			t.Fatalf("batch %v: %d replies, %v", keys, len(vals), err)
 		}
@@ -446,7 +447,7 @@ func TestBatchScriptErrorStaysInItsOperation(t *testing.T) {
 	ctx := ctxT(t, 10*time.Second)
 	e.do(t, "HSET", "bad", "f1", "not-a-count")
 	keys := []string{"g1", "bad", "g2", "bad", "g3"}
-	args := []string{"publish", "l", "1000", "f1", "l", "1000", "f1", "l", "1000", "f1", "u", "1000", "f1", "r", "1000", "f1"}
+	args := batchArgs(false, "publish", "l", "1000", "f1", "l", "1000", "f1", "l", "1000", "f1", "u", "1000", "f1", "r", "1000", "f1")
 	vals, err := batchScript.exec(ctx, e.rdb, keys, args).ToArray()
 	if err != nil || len(vals) != len(keys) {
 		t.Fatalf("batch with one malformed count: %d replies, %v; want one reply per operation", len(vals), err)
@@ -468,4 +469,53 @@ func TestBatchScriptErrorStaysInItsOperation(t *testing.T) {
 			t.Fatalf("%s count %d, want 1", k, got)
 		}
 	}
+}
+
+// A batch whose operations carry different leases sends the first one's once and every other
+// one with its operation (an upper-case opcode), and each lock gets its own lease.
+func TestBatchScriptLeasesOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t, 10*time.Second)
+	args := batchArgs(false, "publish", "l", "5000", "f1", "l", "90000", "f1", "l", "5000", "f1", "l", "90000", "f1")
+	if want := []string{"publish", "lLlL", "5000", "f1", "90000", "f1", "f1", "90000", "f1"}; !slices.Equal(args, want) {
+		t.Fatalf("ARGV %q, want %q", args, want)
+	}
+	vals, err := batchScript.exec(ctx, e.rdb, []string{"m1", "m2", "m3", "m2"}, args).ToArray()
+	if err != nil || len(vals) != 4 {
+		t.Fatalf("batch: %v, %d replies", err, len(vals))
+	}
+	for i, v := range vals {
+		if !v.IsNil() {
+			t.Fatalf("operation %d replied %v, want granted", i, v)
+		}
+	}
+	if p := e.int(t, "PTTL", "m1"); p <= 0 || p > 5000 {
+		t.Fatalf("m1 PTTL %d, want its lease of 5 s", p)
+	}
+	if p := e.int(t, "PTTL", "m2"); p <= 60000 {
+		t.Fatalf("m2 PTTL %d, want its lease of 90 s", p)
+	}
+	if p := e.int(t, "PTTL", "m3"); p <= 0 || p > 5000 {
+		t.Fatalf("m3 PTTL %d, want its lease of 5 s", p)
+	}
+	if n := e.int(t, "HGET", "m2", "f1"); n != 2 {
+		t.Fatalf("m2 count %d, want 2 (re-entered in the same batch)", n)
+	}
+	// A partial release with a lease of its own after one that takes the common lease.
+	args = batchArgs(false, "publish", "u", "5000", "f1", "u", "40000", "f1")
+	vals, err = batchScript.exec(ctx, e.rdb, []string{"m1", "m2"}, args).ToArray()
+	if err != nil || len(vals) != 2 {
+		t.Fatalf("release batch: %v, %d replies", err, len(vals))
+	}
+	if n, err := vals[0].AsInt64(); err != nil || n != 1 {
+		t.Fatalf("m1 release replied %v, %v; want 1", n, err)
+	}
+	if n, err := vals[1].AsInt64(); err != nil || n != 0 {
+		t.Fatalf("m2 partial release replied %v, %v; want 0", n, err)
+	}
+	if p := e.int(t, "PTTL", "m2"); p <= 30000 || p > 40000 {
+		t.Fatalf("m2 PTTL %d after a partial release with a lease of 40 s", p)
+	}
+	e.do(t, "DEL", "m2", "m3")
 }

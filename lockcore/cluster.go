@@ -208,7 +208,10 @@ func (c *Client) probeCross(ctx context.Context) {
 		return
 	}
 	key, foreign := probeKey(v, n)
-	res := nodeBatchScript.exec(ctx, n.client, nil, []string{c.publishCmd, key, "r", "1", c.opt.ID + ":probe"})
+	var argv batchArgv
+	argv.reset(c.publishCmd, "1", true)
+	argv.add(key, 'r', "1", c.opt.ID+":probe")
+	res := nodeBatchScript.exec(ctx, n.client, nil, argv.argv())
 	vals, err := res.ToArray()
 	switch {
 	case err != nil:
@@ -262,13 +265,12 @@ func (c *Client) sendNodeBatch(ctx context.Context, b *opBatch) {
 		return
 	}
 	c.stats.nodeBatches.Add(1)
-	b.args = append(b.args[:0], c.publishCmd)
+	b.argv.reset(c.publishCmd, b.ops[0].args[0], true)
 	for _, o := range b.ops {
-		b.args = append(b.args, o.name, opCodes[o.kind])
-		b.args = append(b.args, o.args[:o.n]...)
+		b.argv.add(o.name, opCodes[o.kind], o.args[0], o.args[1:o.n]...)
 	}
-	res, unsynced := c.execNode(detach(ctx), v, n, b.args)
-	clear(b.args)
+	res, unsynced := c.execNode(detach(ctx), v, n, b.argv.argv())
+	b.argv.clear()
 	vals, err := res.ToArray()
 	if f := syncFailed(unsynced); f != nil {
 		err, unsynced = f, nil
@@ -332,6 +334,7 @@ func (c *Client) resendPerSlot(ctx context.Context, ops []*op) {
 	c.stats.resent.Add(int64(len(ops)))
 	at := map[uint16]int{}
 	var calls []scriptCall
+	var argvs []batchArgv
 	var members [][]*op
 	for _, o := range ops {
 		s := keySlot(o.name)
@@ -339,13 +342,17 @@ func (c *Client) resendPerSlot(ctx context.Context, ops []*op) {
 		if !seen {
 			j = len(calls)
 			at[s] = j
-			calls = append(calls, scriptCall{args: []string{c.publishCmd}})
+			calls = append(calls, scriptCall{})
+			argvs = append(argvs, batchArgv{})
+			argvs[j].reset(c.publishCmd, o.args[0], false)
 			members = append(members, nil)
 		}
 		calls[j].keys = append(calls[j].keys, o.name)
-		calls[j].args = append(calls[j].args, opCodes[o.kind])
-		calls[j].args = append(calls[j].args, o.args[:o.n]...)
+		argvs[j].add(o.name, opCodes[o.kind], o.args[0], o.args[1:o.n]...)
 		members[j] = append(members[j], o)
+	}
+	for j := range calls {
+		calls[j].args = argvs[j].argv()
 	}
 	scripts := make([]*script, len(calls))
 	for i := range scripts {

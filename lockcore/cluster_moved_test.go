@@ -122,8 +122,8 @@ func TestClusterSyncedMovedSlot(t *testing.T) {
 	o := c.NewOwner()
 	field := c.fieldOf(moved+":b", o)
 	calls := []scriptCall{
-		{keys: []string{moved + ":b"}, args: []string{c.publishCmd, "l", "30000", field}},
-		{keys: []string{stay}, args: []string{c.publishCmd, "l", "30000", field}},
+		{keys: []string{moved + ":b"}, args: batchArgs(false, c.publishCmd, "l", "30000", field)},
+		{keys: []string{stay}, args: batchArgs(false, c.publishCmd, "l", "30000", field)},
 	}
 	res, unsynced := c.execScriptsSynced(ctx, []*script{batchScript, batchScript}, calls)
 	t.Logf("pipeline: moved call error %v, verdict %v; staying call error %v, verdict %v", res[0].Error(), unsynced[0], res[1].Error(), unsynced[1])

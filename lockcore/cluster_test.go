@@ -214,8 +214,9 @@ func TestNodeBatchesOnCluster(t *testing.T) {
 			foreign = k
 		}
 	}
-	args := []string{"spublish", own[0], "l", "5000", "f1", foreign, "l", "5000", "f1", own[1], "l", "5000", "f1",
-		own[0], "l", "5000", "f2", own[2], "r", "5000", "f1", own[1], "u", "5000", "f1"}
+	// The renewal's lease differs from the others': it goes as an operation with a lease of its own.
+	args := batchArgs(true, "spublish", own[0], "l", "5000", "f1", foreign, "l", "5000", "f1", own[1], "l", "5000", "f1",
+		own[0], "l", "5000", "f2", own[2], "r", "7000", "f1", own[1], "u", "5000", "f1")
 	vals, err := nodeBatchScript.exec(ctx, n.client, nil, args).ToArray()
 	if err != nil || len(vals) != 6 {
 		t.Fatalf("node batch: %v, %d replies", err, len(vals))

@@ -147,7 +147,7 @@ func TestBatchLockNeverReentersReadHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := batchScript.exec(ctx, c.rdb, []string{name, "batchread-other"},
-		[]string{c.publishCmd, "l", "30000", m.Field(), "l", "30000", m.Field()})
+		batchArgs(false, c.publishCmd, "l", "30000", m.Field(), "l", "30000", m.Field()))
 	vals, err := res.ToArray()
 	if err != nil || len(vals) != 2 {
 		t.Fatalf("batch: %v, %v", vals, err)

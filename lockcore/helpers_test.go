@@ -307,3 +307,28 @@ func assertRenewalsStop(t *testing.T, c *Client, interval time.Duration) {
 		t.Fatalf("renewals went on after the release: %d → %d in five renewal intervals", after, got)
 	}
 }
+
+// batchArgs turns a batch call's operations written one after another, each as "[lock]
+// opcode lease field [wfield wlease own]" (the lock with names, for nodeBatchScript), into the
+// ARGV of batchScript or nodeBatchScript, through the encoder the client uses.
+func batchArgs(names bool, pub string, ops ...string) []string {
+	var b batchArgv
+	b.reset(pub, "", names)
+	for i, first := 0, true; i < len(ops); first = false {
+		name := ""
+		if names {
+			name, i = ops[i], i+1
+		}
+		code, lease := ops[i][0], ops[i+1]
+		if first {
+			b.reset(pub, lease, names)
+		}
+		rest := 1
+		if code == 'p' {
+			rest = 4
+		}
+		b.add(name, code, lease, ops[i+2:i+2+rest]...)
+		i += 2 + rest
+	}
+	return b.argv()
+}

@@ -177,12 +177,12 @@ func lockcoreOps(op string, from, to int, field string) []string {
 		}
 	}
 	keys := make([]string, 0, to-from)
-	args := []string{"publish"}
+	var ops []string
 	for i := from; i < to; i++ {
 		keys = append(keys, cpuName(i))
-		args = append(args, op, cpuLease, field)
+		ops = append(ops, op, cpuLease, field)
 	}
-	return evalsha(batchScript, keys, args...)
+	return evalsha(batchScript, keys, batchArgs(false, "publish", ops...)...)
 }
 
 // lockcoreCalls is n operations op in calls of batch.
@@ -223,7 +223,7 @@ func wantEach(want any) func([]string, any) error {
 
 // grantedAndReleased accepts a lock call's grants (nil) and an unlock call's releases (1).
 func grantedAndReleased(cmd []string, r any) error {
-	if cmd[1] == unlockScript.sha || (cmd[1] == batchScript.sha && cmd[len(cmd)-3] == "u") {
+	if cmd[1] == unlockScript.sha || (cmd[1] == batchScript.sha && batchOpcodes(cmd)[0] == 'u') {
 		return wantEach(int64(1))(cmd, r)
 	}
 	return wantEach(nil)(cmd, r)
@@ -274,6 +274,12 @@ func TestRedisCPULockcore(t *testing.T) {
 				Check: wantEach(int64(1))})
 	}
 	e.RunAll(t, es)
+}
+
+// batchOpcodes is the opcodes argument (ARGV[2]) of a batchScript EVALSHA command.
+func batchOpcodes(cmd []string) string {
+	keys, _ := strconv.Atoi(cmd[2])
+	return cmd[3+keys+1]
 }
 
 func asSlice(r any) []any {

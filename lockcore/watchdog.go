@@ -80,13 +80,15 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 				owners = append(owners, part)
 				continue
 			}
-			call := scriptCall{keys: make([]string, 0, n), args: make([]string, 1, 1+3*n)}
-			call.args[0] = c.publishCmd
+			call := scriptCall{keys: make([]string, 0, n)}
+			argv := batchArgv{args: make([]string, 0, 3+n+1), codes: make([]byte, 0, n)}
+			argv.reset(c.publishCmd, batch[part[0]].leaseArg, false)
 			for _, i := range part {
 				r := batch[i]
 				call.keys = append(call.keys, r.name)
-				call.args = append(call.args, "r", r.leaseArg, r.field)
+				argv.add(r.name, 'r', r.leaseArg, r.field)
 			}
+			call.args = argv.argv()
 			calls = append(calls, call)
 			scripts = append(scripts, batchScript)
 			owners = append(owners, part)
