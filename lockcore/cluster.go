@@ -114,6 +114,12 @@ func (c *Client) refreshCluster(ctx context.Context) error {
 		return fmt.Errorf("lockcore: ask the cluster for its slots: %w", err)
 	}
 	clients := c.rdb.Nodes()
+	only := ""
+	if len(clients) == 1 {
+		for a := range clients {
+			only = a
+		}
+	}
 	syncing := c.syncing()
 	rv := &replicaView{slots: make([]int32, clusterSlots), aof: true}
 	cv := &clusterView{node: make([]int16, clusterSlots)}
@@ -133,6 +139,12 @@ func (c *Client) refreshCluster(ctx context.Context) error {
 			continue
 		}
 		host, _ := master[0].ToString()
+		if host == "" && only != "" {
+			// The node that answered does not know its own address: it never met another (a
+			// cluster of one node), so it is the one node rueidis knows, by the address
+			// rueidis asked it at; rueidis names it so too.
+			host, _, _ = net.SplitHostPort(only)
+		}
 		port, _ := master[1].AsInt64()
 		addr := net.JoinHostPort(host, strconv.FormatInt(port, 10))
 		i, seen := index[addr]
