@@ -267,3 +267,48 @@ func testAttachCluster(t *testing.T, c *Cluster) {
 	attachFails(t, Spec{Kind: KindSentinel}, []string{node}, ErrTopologyMismatch,
 		node+" is not a Redis Sentinel (redis_mode:cluster)")
 }
+
+// A cluster of one node, which never met another, lists itself in CLUSTER NODES as ":port": the
+// attached topology must name it at the address it was reached at, not at a port of this
+// machine (lockbench read its CPU and commands at ":port", which is only right on loopback).
+func TestAttachOneNodeCluster(t *testing.T) {
+	t.Parallel()
+	s := startTest(t, NativeOptions{ExtraArgs: []string{"--cluster-enabled", "yes"}})
+	addr := s.Addr()
+	if got := command(t, addr, "CLUSTER ADDSLOTSRANGE 0 16383"); !slices.Equal(got, []string{"OK"}) {
+		t.Fatalf("CLUSTER ADDSLOTSRANGE = %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(strings.Join(command(t, addr, "CLUSTER INFO"), "\n"), "cluster_state:ok") {
+		if time.Now().After(deadline) {
+			t.Fatal("the one-node cluster did not reach cluster_state:ok in 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	nodes := strings.Join(command(t, addr, "CLUSTER NODES"), "\n")
+	if _, port, _ := net.SplitHostPort(addr); !strings.Contains(nodes, " :"+port+"@") {
+		t.Fatalf("CLUSTER NODES does not list the node as :%s, the case this test is about:\n%s", port, nodes)
+	}
+	top := attachTest(t, Spec{Kind: KindCluster}, addr)
+	if d := top.Describe(); !slices.Equal(d.Nodes, []Node{{addr, RoleMaster}}) {
+		t.Errorf("attached one-node cluster: Describe() = %+v, want the node at %s", d, addr)
+	}
+}
+
+func TestPlaceSelf(t *testing.T) {
+	nodes := []clusterNode{
+		{addr: ":7000", flags: []string{"myself", "master"}},
+		{addr: ":7001", flags: []string{"master"}},
+		{addr: "10.0.0.2:7002", flags: []string{"master"}},
+	}
+	placeSelf(nodes, "redis.example:7000")
+	got := []string{nodes[0].addr, nodes[1].addr, nodes[2].addr}
+	if want := []string{"redis.example:7000", ":7001", "10.0.0.2:7002"}; !slices.Equal(got, want) {
+		t.Errorf("placeSelf = %q, want %q", got, want)
+	}
+	// An address without a port (a unix socket's path) gives no host: the node stays as listed.
+	unix := []clusterNode{{addr: ":7000", flags: []string{"myself", "master"}}}
+	if placeSelf(unix, "/run/redis.sock"); unix[0].addr != ":7000" {
+		t.Errorf("placeSelf with a socket path = %q, want :7000 as listed", unix[0].addr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,7 +299,23 @@ func clusterNodesOf(ctx context.Context, a *adminConns, addr string) ([]clusterN
 	if err != nil {
 		return nil, fmt.Errorf("%s: CLUSTER NODES: %w", addr, err)
 	}
+	placeSelf(nodes, addr)
 	return nodes, nil
+}
+
+// placeSelf gives the node that answered at asked its address when it listed itself without a
+// host (":port"), as a node does that never met another (a cluster of one node): dialled as
+// it stands, ":port" is a port of this machine, not of the node's.
+func placeSelf(nodes []clusterNode, asked string) {
+	host, _, err := net.SplitHostPort(asked)
+	if err != nil {
+		return
+	}
+	for i := range nodes {
+		if nodes[i].has("myself") && strings.HasPrefix(nodes[i].addr, ":") {
+			nodes[i].addr = net.JoinHostPort(host, nodes[i].addr[1:])
+		}
+	}
 }
 
 // clusterNode is one line of CLUSTER NODES.
