@@ -17,7 +17,7 @@ import (
 type lockcoreTuning struct {
 	noQueue       bool
 	noBatch       bool              // lockhooks.Knobs.NoBatch
-	inFlight      int               // lockhooks.Knobs.BatchInFlight
+	inFlight      int               // lockhooks.Knobs.BatchInFlight: -1 for inflight=0
 	maxBatch      int               // lockcore.Options.MaxBatch
 	flushDelay    time.Duration     // rueidis MaxFlushDelay; 0: lockcore's default, negative: none
 	handoffLimit  int               // lockcore.Options.HandoffLimit: 0 default, negative strict
@@ -63,7 +63,7 @@ var lockcoreOptions = []Option{
 	{"connio", "raw|standard: how the client's connections read and write; raw: system calls that do not wake the Go runtime's monitor thread of an idle process (Linux); standard: Go's net.Conn (default raw; standard where lockbench dials itself, e.g. with --net or a unix:// address)"},
 	lockcoreSyncOption,
 	{"node_timeout", "on --topology masters (RedLock) only: how long an attempt or a release waits for one master's answer before counting it as failed (default " + lockcore.DefaultRedLockNodeTimeout.String() + "; elsewhere refused)"},
-	{"inflight", "the earlier batching: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns, 1 to 64 (default: batches gather, leaving when the client has run out of other work)"},
+	{"inflight", "when batches leave: 1 to 64, the earlier batching everywhere: an operation goes out at once while fewer than this many script calls of its batch group are in flight, else queues for a batch that leaves when a call returns; 0: batches gather everywhere, leaving when the client has run out of other work (default: they gather, except to a cluster master with replicas in synced mode, where they leave when a call returns, 1 in flight)"},
 }
 
 // Options implements Configurable.
@@ -148,8 +148,10 @@ func (d LockcoreDriver) Configure(spec string, opts map[string]string) (Driver, 
 				err = fmt.Errorf("want a positive duration")
 			}
 		case "inflight":
-			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 1 || t.inFlight > 64 {
-				err = fmt.Errorf("want a whole number from 1 to 64")
+			if t.inFlight, err = strconv.Atoi(v); err != nil || t.inFlight < 0 || t.inFlight > 64 {
+				err = fmt.Errorf("want a whole number from 0 to 64")
+			} else if t.inFlight == 0 {
+				t.inFlight = -1 // gather everywhere
 			}
 		}
 		if err != nil {
@@ -249,10 +251,13 @@ func (t lockcoreTuning) describe(s map[string]string) {
 	if t.noBatch {
 		s["batch"] = "off: one script call per lock and unlock"
 	} else {
-		s["batch"] = "on: lock and unlock scripts issued together go out as one script call (per hash slot on a cluster)"
-		if t.inFlight == 0 {
-			s["batch_send"] = "gather: a batch leaves when the client has run out of other work (one yield), whatever is in flight"
-		} else {
+		s["batch"] = "on: lock and unlock scripts issued together go out as one script call (on a cluster per master, or per hash slot where the server refuses scripts across slots)"
+		switch t.inFlight {
+		case 0:
+			s["batch_send"] = "gather: a batch leaves when the client has run out of other work (one yield), whatever is in flight; to a cluster master with replicas in synced mode, when a call returns, with at most 1 in flight"
+		case -1:
+			s["batch_send"] = "gather everywhere: a batch leaves when the client has run out of other work (one yield), whatever is in flight"
+		default:
 			s["batch_send"] = "when a call returns, with at most " + strconv.Itoa(t.inFlight) + " in flight"
 		}
 		m := t.maxBatch

@@ -100,6 +100,14 @@ type batchGroup struct {
 	// node is the address of the cluster master whose slots the group batches (cluster.go);
 	// "" for a group of one slot or of a whole server.
 	node string
+	// onReturn, set before the group is first published and never changed, makes its batches
+	// leave when a call returns, with this many in flight, where the Client's knobs leave the
+	// choice to lockcore (BatchInFlight 0): 1 for a cluster master with replicas in synced mode
+	// (see refreshCluster), 0 (gather) for every other group.
+	onReturn int
+	// published: the refresh has decided onReturn and installed a view holding the group. Only
+	// the refresh reads or writes it.
+	published bool
 }
 
 // batcher holds a Client's batch groups.
@@ -158,11 +166,15 @@ func (c *Client) run(ctx context.Context, kind opKind, name string, args ...stri
 		return c.single(ctx, kind, name, args)
 	}
 	g := c.batch.group(name)
-	if c.opt.knobs.BatchInFlight == 0 {
+	inFlight := c.opt.knobs.BatchInFlight
+	if inFlight == 0 {
+		inFlight = g.onReturn
+	}
+	if inFlight <= 0 {
 		return c.gather(ctx, g, kind, name, args)
 	}
 	g.mu.Lock()
-	if g.inFlight < c.opt.knobs.BatchInFlight && len(g.queue) == 0 {
+	if g.inFlight < inFlight && len(g.queue) == 0 {
 		g.inFlight++
 		g.mu.Unlock()
 		n, err := c.single(ctx, kind, name, args)

@@ -425,13 +425,13 @@ func TestBatchInFlightBound(t *testing.T) {
 }
 
 func TestBatchInFlightOption(t *testing.T) {
-	for n, want := range map[int]int{0: 0, 1: 1, 64: 64, -1: -1, 65: -1} {
+	for n, want := range map[int]int{0: 0, 1: 1, 64: 64, -1: -1, -2: -2, 65: -2} {
 		o := Options{knobs: lockhooks.Knobs{BatchInFlight: n}}
 		err := o.fill()
 		switch {
-		case want < 0 && err == nil:
+		case want < -1 && err == nil:
 			t.Errorf("BatchInFlight %d accepted; want an error", n)
-		case want >= 0 && (err != nil || o.knobs.BatchInFlight != want):
+		case want >= -1 && (err != nil || o.knobs.BatchInFlight != want):
 			t.Errorf("BatchInFlight %d: %d, %v; want %d", n, o.knobs.BatchInFlight, err, want)
 		}
 	}

@@ -367,3 +367,69 @@ func TestNodeBatchesOnOneNodeCluster(t *testing.T) {
 		t.Fatalf("no node batch on a cluster of one node: %+v", c.snapshot())
 	}
 }
+
+// On a cluster whose masters have replicas, a synced Client's batches to each master leave when
+// a call returns, one in flight (a WAIT follows each); an unsynced Client's, or one told to
+// gather everywhere (BatchInFlight -1), gather. Exclusion holds in the synced mode's batches.
+func TestSyncedClusterBatchesOnReturn(t *testing.T) {
+	e, _, _ := clusterEnv(t)
+	synced := e.client(t, Options{})
+	for _, tc := range []struct {
+		name string
+		c    *Client
+		want int
+	}{
+		{"synced", synced, 1},
+		{"sync off", e.client(t, Options{Sync: SyncOff}), 0},
+	} {
+		v := tc.c.batch.view.Load()
+		if v == nil || len(v.nodes) != 3 {
+			t.Fatalf("%s: view %+v; want 3 masters", tc.name, v)
+		}
+		for _, n := range v.nodes {
+			if n.replicas == 0 && tc.want == 1 {
+				t.Fatalf("%s: master %s counted no replica", tc.name, n.addr)
+			}
+			if n.group.onReturn != tc.want {
+				t.Errorf("%s: master %s batches on return %d; want %d", tc.name, n.addr, n.group.onReturn, tc.want)
+			}
+		}
+	}
+
+	ctx := ctxT(t, 30*time.Second)
+	const workers, rounds, keys = 32, 40, 100
+	var occupancy [keys]atomic.Int32
+	var violations atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := synced.NewOwner()
+			for i := range rounds {
+				k := (w*13 + i*7) % keys
+				m := synced.Mutex(fmt.Sprintf("ret:%d", k))
+				if err := m.Lock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+				if occupancy[k].Add(1) != 1 {
+					violations.Add(1)
+				}
+				occupancy[k].Add(-1)
+				if err := m.Unlock(ctx, o); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := violations.Load(); n != 0 {
+		t.Fatalf("%d mutual exclusion violations", n)
+	}
+	if s := synced.snapshot(); s.Batches == 0 {
+		t.Fatalf("no batch in %d acquisitions by %d workers: %+v", workers*rounds, workers, s)
+	}
+	e.assertNoKeys(t)
+}

@@ -159,8 +159,8 @@ func (o *Options) fill() error {
 	if o.HandoffYield == 0 {
 		o.HandoffYield = DefaultHandoffYield
 	}
-	if o.knobs.BatchInFlight < 0 || o.knobs.BatchInFlight > 64 {
-		return fmt.Errorf("lockcore: BatchInFlight %d must be 1 to 64", o.knobs.BatchInFlight)
+	if o.knobs.BatchInFlight < -1 || o.knobs.BatchInFlight > 64 {
+		return fmt.Errorf("lockcore: BatchInFlight %d must be -1 to 64", o.knobs.BatchInFlight)
 	}
 	if o.Sync < SyncAuto || o.Sync > SyncOff {
 		return fmt.Errorf("lockcore: unknown Sync mode %v", o.Sync)

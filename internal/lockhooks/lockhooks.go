@@ -15,11 +15,14 @@ type Knobs struct {
 	// NoBatch turns auto-batching off: every Mutex lock attempt and release is its own script
 	// call, however many goroutines issue them at once.
 	NoBatch bool
-	// BatchInFlight chooses when a batch leaves. 0: batches gather (an operation that finds no
-	// batch gathering yields the processor once, then sends everything queued meanwhile). 1 to
-	// 64, the earlier mode: an operation goes out at once while fewer than BatchInFlight calls
-	// of its batch group are in flight, and otherwise queues for the next batch, which leaves
-	// when a call returns. Ignored with NoBatch; lockcore.New refuses other values.
+	// BatchInFlight chooses when a batch leaves. 0: lockcore's default, batches gather (an
+	// operation that finds no batch gathering yields the processor once, then sends everything
+	// queued meanwhile), except to a cluster master with replicas in synced mode, where they
+	// leave when a call returns with one in flight (see lockcore's batch.go). -1: batches
+	// gather everywhere. 1 to 64, the earlier mode everywhere: an operation goes out at once
+	// while fewer than BatchInFlight calls of its batch group are in flight, and otherwise
+	// queues for the next batch, which leaves when a call returns. Ignored with NoBatch;
+	// lockcore.New refuses other values.
 	BatchInFlight int
 	// NoLocalQueue turns the local waiter queue off: every goroutine that wants a Mutex makes its
 	// own attempts in Redis, and a releaser that asks again competes with the woken waiter. It
