@@ -242,42 +242,8 @@ func TestNodeBatchesOnCluster(t *testing.T) {
 	e.do(t, "DEL", own[0])
 
 	// A workload over many slots: node batches form, exclusion holds.
-	const workers, rounds, keys = 64, 60, 200
-	var occupancy [keys]atomic.Int32
-	var violations atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := c.NewOwner()
-			for i := range rounds {
-				k := (w*31 + i*7) % keys
-				m := c.Mutex(fmt.Sprintf("nbw:%d", k))
-				if err := m.Lock(ctx, o); err != nil {
-					errs <- err
-					return
-				}
-				if occupancy[k].Add(1) != 1 {
-					violations.Add(1)
-				}
-				occupancy[k].Add(-1)
-				if err := m.Unlock(ctx, o); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if n := violations.Load(); n != 0 {
-		t.Fatalf("%d mutual exclusion violations", n)
-	}
+	const keys = 200
+	exclusiveWorkload(t, ctx, c, "nbw", 64, 60, keys)
 	s := c.snapshot()
 	if c.stats.nodeBatches.Load() == 0 {
 		t.Fatalf("no node batch over %d keys: %+v", keys, s)
@@ -343,26 +309,7 @@ func TestNodeBatchesOnOneNodeCluster(t *testing.T) {
 			t.Fatalf("slot of %q maps to no node with a client in the view", k)
 		}
 	}
-	var wg sync.WaitGroup
-	for w := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o := c.NewOwner()
-			for i := range 20 {
-				m := c.Mutex(fmt.Sprintf("one:%d", (w*7+i)%64))
-				if err := m.Lock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-				if err := m.Unlock(ctx, o); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	exclusiveWorkload(t, ctx, c, "one", 16, 20, 64)
 	if c.stats.nodeBatches.Load() == 0 {
 		t.Fatalf("no node batch on a cluster of one node: %+v", c.snapshot())
 	}
@@ -397,20 +344,32 @@ func TestSyncedClusterBatchesOnReturn(t *testing.T) {
 	}
 
 	ctx := ctxT(t, 30*time.Second)
-	const workers, rounds, keys = 32, 40, 100
-	var occupancy [keys]atomic.Int32
+	const workers, rounds = 32, 40
+	exclusiveWorkload(t, ctx, synced, "ret", workers, rounds, 100)
+	if s := synced.snapshot(); s.Batches == 0 {
+		t.Fatalf("no batch in %d acquisitions by %d workers: %+v", workers*rounds, workers, s)
+	}
+	e.assertNoKeys(t)
+}
+
+// exclusiveWorkload has workers goroutines take and release rounds locks each, over keys names
+// "prefix:N" spread across slots, and fails t on an error or on two holders of one name at once.
+func exclusiveWorkload(t *testing.T, ctx context.Context, c *Client, prefix string, workers, rounds, keys int) {
+	t.Helper()
+	occupancy := make([]atomic.Int32, keys)
 	var violations atomic.Int64
 	var wg sync.WaitGroup
+	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o := synced.NewOwner()
+			o := c.NewOwner()
 			for i := range rounds {
-				k := (w*13 + i*7) % keys
-				m := synced.Mutex(fmt.Sprintf("ret:%d", k))
+				k := (w*31 + i*7) % keys
+				m := c.Mutex(fmt.Sprintf("%s:%d", prefix, k))
 				if err := m.Lock(ctx, o); err != nil {
-					t.Error(err)
+					errs <- err
 					return
 				}
 				if occupancy[k].Add(1) != 1 {
@@ -418,18 +377,18 @@ func TestSyncedClusterBatchesOnReturn(t *testing.T) {
 				}
 				occupancy[k].Add(-1)
 				if err := m.Unlock(ctx, o); err != nil {
-					t.Error(err)
+					errs <- err
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 	if n := violations.Load(); n != 0 {
 		t.Fatalf("%d mutual exclusion violations", n)
 	}
-	if s := synced.snapshot(); s.Batches == 0 {
-		t.Fatalf("no batch in %d acquisitions by %d workers: %+v", workers*rounds, workers, s)
-	}
-	e.assertNoKeys(t)
 }
