@@ -81,7 +81,7 @@ func (c *Client) renewDue(batch []renewal) []renewal {
 				continue
 			}
 			call := scriptCall{keys: make([]string, 0, n)}
-			argv := batchArgv{args: make([]string, 0, 3+n+1), codes: make([]byte, 0, n)}
+			argv := batchArgv{args: make([]string, 0, 3+n), codes: make([]byte, 0, n)}
 			argv.reset(c.publishCmd, batch[part[0]].leaseArg, false)
 			for _, i := range part {
 				r := batch[i]

@@ -23,38 +23,45 @@ import (
 // adapter placed on one CPU, one acquire at a time 1 ms apart: p50 148-194 µs through the
 // poller, 275-310 µs blocking. Why raw: see package rawio.
 func pollable(r io.Reader) (io.Reader, func()) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return r, func() {}
-	}
-	p, done := nonblocking(f)
-	if p == nil {
-		return r, done
-	}
-	if rf := rawio.Wrap(p); rf != nil {
+	rf, p, done := raw(r)
+	switch {
+	case rf != nil:
 		return rf, done
+	case p != nil:
+		return p, done
 	}
-	return p, done
+	return r, done
 }
 
 // rawOut returns w written with raw system calls (rawio) when it is a pipe or socket (an
 // adapter's stdout as lockbench starts it), as pollable does for stdin; done after the last
 // write. A write to a pipe with room never waits, so this spares each write the scheduler's
-// system-call state and nothing else.
+// system-call state and nothing else; where rawio cannot take it, w stays as it was.
 func rawOut(w io.Writer) (io.Writer, func()) {
-	f, ok := w.(*os.File)
-	if !ok {
+	rf, _, done := raw(w)
+	if rf == nil {
+		done()
 		return w, func() {}
 	}
-	p, done := nonblocking(f)
+	return rf, done
+}
+
+// raw returns v, when it is a pipe or socket file, in non-blocking mode (see nonblocking) and
+// wrapped with rawio, or, where rawio cannot take it, in non-blocking mode alone (p); neither
+// for anything else. done undoes what nonblocking did.
+func raw(v any) (rf *rawio.File, p *os.File, done func()) {
+	f, ok := v.(*os.File)
+	if !ok {
+		return nil, nil, func() {}
+	}
+	p, done = nonblocking(f)
 	if p == nil {
-		return w, done
+		return nil, nil, done
 	}
-	if rf := rawio.Wrap(p); rf != nil {
-		return rf, done
+	if rf = rawio.Wrap(p); rf != nil {
+		return rf, nil, done
 	}
-	done()
-	return w, func() {}
+	return nil, p, done
 }
 
 // nonblocking returns f when it is a non-blocking pipe or socket already (an os.Pipe), a
